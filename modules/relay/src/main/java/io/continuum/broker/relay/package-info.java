@@ -1,0 +1,4 @@
+/**
+ * The relay's public face: what the app starts and observes.
+ */
+package io.continuum.broker.relay;

@@ -1,0 +1,13 @@
+/**
+ * The relay: one HTTP/2+TLS bus connection to the router, the session stream, one data stream
+ * per subscription, target validation and the address filter, bounded buffers and deadlines.
+ */
+module io.continuum.broker.relay {
+    requires transitive io.continuum.broker.protocol;
+    requires transitive io.continuum.broker.metadata;
+    requires io.helidon.webclient.http2;
+    requires io.helidon.common.tls;
+    requires java.logging;
+
+    exports io.continuum.broker.relay;
+}

@@ -1,0 +1,18 @@
+/**
+ * Real in-process peers for tests and the demo: an ephemeral PKI, a TLS HTTP/2 test router, a fake
+ * Kubernetes API server and ZMQ publishers. Never a dependency of the production modules.
+ */
+module io.continuum.broker.testing {
+    requires transitive io.continuum.broker.protocol;
+    requires io.helidon.webserver;
+    requires io.helidon.webserver.http2;
+    requires com.fasterxml.jackson.core;
+    requires org.bouncycastle.pkix;
+    requires org.bouncycastle.provider;
+    requires org.zeromq.jeromq;
+    requires java.logging;
+
+    exports io.continuum.broker.testing.pki;
+    exports io.continuum.broker.testing.kube;
+    exports io.continuum.broker.testing.router;
+}
