@@ -1,6 +1,5 @@
 package io.continuum.broker.metadata;
 
-import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -33,33 +32,26 @@ public record PublisherKey(String namespace, String host, int port) {
      * @param host      host as advertised or as carried by a subscribe target (no brackets)
      * @param port      port
      * @return normalised key
+     * @throws Host.InvalidHostException when the host is not acceptable (see {@link Host})
      */
     public static PublisherKey of(String namespace, String host, int port) {
-        return new PublisherKey(namespace, HostNames.normalise(host), port);
+        return new PublisherKey(namespace, Host.parse(host).text(), port);
+    }
+
+    /**
+     * Builds a key from an already parsed host.
+     *
+     * @param namespace Dynamo namespace
+     * @param host      parsed host
+     * @param port      port
+     * @return normalised key
+     */
+    public static PublisherKey of(String namespace, Host host, int port) {
+        return new PublisherKey(namespace, host.text(), port);
     }
 
     @Override
     public String toString() {
         return namespace + "/" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
-    }
-
-    /**
-     * Host normalisation shared by advertisements and subscribe targets.
-     */
-    static final class HostNames {
-        private HostNames() {
-        }
-
-        static String normalise(String host) {
-            if (host.indexOf(':') >= 0) {
-                try {
-                    // A literal only: ofLiteral never consults DNS.
-                    return java.net.Inet6Address.ofLiteral(host).getHostAddress();
-                } catch (IllegalArgumentException e) {
-                    return host.toLowerCase(Locale.ROOT);
-                }
-            }
-            return host.toLowerCase(Locale.ROOT);
-        }
     }
 }
