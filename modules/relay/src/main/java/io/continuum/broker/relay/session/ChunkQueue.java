@@ -1,0 +1,227 @@
+package io.continuum.broker.relay.session;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The publisher-to-router queue of one data stream (R-BUF 1-4). The publisher socket is read
+ * continuously and every chunk is offered here without ever blocking the reader: a chunk is
+ * charged its length plus {@link #CHUNK_OVERHEAD_BYTES} against both the stream's budget and the
+ * session's; when either would be exceeded the offer fails and the stream must close with
+ * {@code buffer_overflow}. The charge is returned once the writer has handed the chunk to the
+ * HTTP/2 stream ({@link #written}).
+ * <p>
+ * One producer (the socket reader) and one consumer (the stream writer).
+ */
+public final class ChunkQueue {
+    /** R-BUF 3: queue-item overhead charged per chunk. */
+    public static final int CHUNK_OVERHEAD_BYTES = 64;
+
+    private final int streamLimit;
+    private final SessionBudget session;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition notEmpty = lock.newCondition();
+    private final ArrayDeque<byte[]> chunks = new ArrayDeque<>();
+    private long streamUsed;
+    private long peakUsed;
+    private boolean closed;
+    private boolean ended;
+
+    /**
+     * Creates a queue.
+     *
+     * @param streamLimitBytes the session's negotiated {@code max_stream_buffer_bytes}
+     * @param session          the session's shared budget
+     */
+    public ChunkQueue(int streamLimitBytes, SessionBudget session) {
+        if (streamLimitBytes <= CHUNK_OVERHEAD_BYTES) {
+            throw new IllegalArgumentException("stream budget too small: " + streamLimitBytes);
+        }
+        this.streamLimit = streamLimitBytes;
+        this.session = session;
+    }
+
+    /**
+     * Offers a chunk; never blocks.
+     *
+     * @param chunk bytes read from the publisher (owned by the queue from now on)
+     * @return true when queued; false when it would exceed the stream or session budget (nothing
+     *         was charged) or the queue is closed
+     */
+    public boolean offer(byte[] chunk) {
+        long charge = (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+        lock.lock();
+        try {
+            if (closed || ended) {
+                return false;
+            }
+            if (streamUsed + charge > streamLimit) {
+                return false;
+            }
+            if (!session.tryCharge(charge)) {
+                return false;
+            }
+            streamUsed += charge;
+            peakUsed = Math.max(peakUsed, streamUsed);
+            chunks.addLast(chunk);
+            notEmpty.signal();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Marks the end of the publisher's bytes: {@link #take} returns null once the queue is drained.
+     */
+    public void end() {
+        lock.lock();
+        try {
+            ended = true;
+            notEmpty.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes the next chunk, waiting for one. The chunk stays charged until {@link #written}.
+     *
+     * @return next chunk, or null after {@link #end} once drained, or after {@link #close}
+     * @throws InterruptedException when interrupted
+     */
+    public byte[] take() throws InterruptedException {
+        lock.lock();
+        try {
+            while (chunks.isEmpty() && !ended && !closed) {
+                notEmpty.await();
+            }
+            if (closed) {
+                return null;
+            }
+            return chunks.pollFirst();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes the next chunk, waiting at most {@code timeout}.
+     *
+     * @param timeout longest wait
+     * @param unit    unit of {@code timeout}
+     * @return next chunk; null at end, when closed, or on timeout (see {@link #isFinished})
+     * @throws InterruptedException when interrupted
+     */
+    public byte[] poll(long timeout, TimeUnit unit) throws InterruptedException {
+        long nanos = unit.toNanos(timeout);
+        lock.lock();
+        try {
+            while (chunks.isEmpty() && !ended && !closed) {
+                if (nanos <= 0) {
+                    return null;
+                }
+                nanos = notEmpty.awaitNanos(nanos);
+            }
+            if (closed) {
+                return null;
+            }
+            return chunks.pollFirst();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Returns a taken chunk's charge once it has been handed to the HTTP/2 stream.
+     *
+     * @param chunk the chunk {@link #take} returned
+     */
+    public void written(byte[] chunk) {
+        long charge = (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+        lock.lock();
+        try {
+            streamUsed -= charge;
+        } finally {
+            lock.unlock();
+        }
+        session.release(charge);
+    }
+
+    /**
+     * Discards everything queued, returns every charge, and wakes the consumer. Idempotent.
+     * A chunk taken but not yet {@link #written} stays the taker's to release.
+     */
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            long discarded = 0;
+            for (byte[] chunk : chunks) {
+                discarded += (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+            }
+            chunks.clear();
+            streamUsed -= discarded;
+            session.release(discarded);
+            notEmpty.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether the consumer has nothing more to take: closed, or ended and drained.
+     *
+     * @return true when finished
+     */
+    public boolean isFinished() {
+        lock.lock();
+        try {
+            return closed || (ended && chunks.isEmpty());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Bytes charged to this stream right now (queued and in-flight chunks, overhead included).
+     *
+     * @return charged bytes
+     */
+    public long usedBytes() {
+        lock.lock();
+        try {
+            return streamUsed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Highest charge this stream reached.
+     *
+     * @return peak charged bytes
+     */
+    public long peakBytes() {
+        lock.lock();
+        try {
+            return peakUsed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The stream budget.
+     *
+     * @return limit in bytes
+     */
+    public int limitBytes() {
+        return streamLimit;
+    }
+}
