@@ -1,0 +1,66 @@
+package io.continuum.broker.relay.transport;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One full-duplex HTTP/2 stream. One writer thread and one reader thread may use it at the same
+ * time; {@link #cancel()} and {@link #release(int)} may be called from any thread.
+ */
+public interface BusStream {
+    /** @return the HTTP/2 stream id */
+    long id();
+
+    /**
+     * Writes request body bytes (no END_STREAM). Blocks on flow control only as long as the peer's
+     * windows require, with no time limit, and never holds back other streams while blocked.
+     *
+     * @param data bytes to send; fully consumed on return
+     * @throws StreamResetException   when the stream was reset (by the peer or {@link #cancel()})
+     * @throws ConnectionLostException when the connection died
+     * @throws TransportException      when the request side is already ended
+     */
+    void write(ByteBuffer data) throws TransportException;
+
+    /**
+     * Ends the request body (END_STREAM: half-close). Idempotent.
+     *
+     * @throws TransportException when the stream or connection is gone
+     */
+    void endRequest() throws TransportException;
+
+    /**
+     * Waits for the response status and headers.
+     *
+     * @param timeout how long to wait
+     * @return the head
+     * @throws TimeoutException   when it did not arrive in time (the stream stays open)
+     * @throws TransportException when the stream was reset or the connection died
+     */
+    ResponseHead awaitResponseHead(Duration timeout) throws TimeoutException, TransportException;
+
+    /**
+     * Next response body chunk, or {@code null} at END_STREAM. Blocks until data arrives. The bytes of
+     * the returned chunk keep counting against the receive window until {@link #release(int)}.
+     *
+     * @return a chunk, or {@code null} once the response body has ended
+     * @throws StreamResetException    when the peer reset the stream or it was cancelled
+     * @throws ConnectionLostException when the connection died
+     */
+    ByteBuffer read() throws TransportException;
+
+    /**
+     * Replenishes the stream's (and the connection's) receive window by {@code n} bytes. Call only once
+     * those bytes have been written onward (to the publisher socket, spec section 6).
+     *
+     * @param n bytes consumed, at least 1
+     */
+    void release(int n);
+
+    /**
+     * Resets the stream (RST_STREAM CANCEL) unless it already ended, releases its slot, and wakes this
+     * stream's own blocked reader and writer (they throw {@link StreamResetException}). Idempotent.
+     */
+    void cancel();
+}
