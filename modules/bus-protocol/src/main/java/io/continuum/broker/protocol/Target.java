@@ -6,6 +6,11 @@ package io.continuum.broker.protocol;
  * the subscribe can be answered with {@code unsupported_target} for its stream id.
  */
 public sealed interface Target {
+    /** {@code target.kind} of a ZMQ publisher reachable over TCP. */
+    String KIND_ZMQ_TCP = "zmq_tcp";
+    /** {@code target.kind} of a source announced by a kv_listener. */
+    String KIND_ANNOUNCED_SOURCE = "announced_source";
+
     /**
      * A ZMQ publisher reachable over TCP. Shape-validated by the codec: namespace non-empty, host
      * at most 253 characters or an IP literal (IPv6 without brackets), port 1..65535. Whether it is
@@ -29,8 +34,9 @@ public sealed interface Target {
     /**
      * Any other kind, or a {@code zmq_tcp} target with a missing or invalid member.
      *
-     * @param kind   the kind as received (null when absent or not a string)
-     * @param reason short human-readable reason, safe to log
+     * @param kind   the kind as received (null when absent or not a string); chosen by the router,
+     *               so sanitize before logging
+     * @param reason short human-readable reason from a fixed set, safe to log
      */
     record Unsupported(String kind, String reason) implements Target {
     }

@@ -1,0 +1,111 @@
+package io.continuum.broker.protocol;
+
+import com.fasterxml.jackson.core.ErrorReportConfiguration;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.core.io.JsonEOFException;
+
+/**
+ * The one Jackson streaming factory of the codec and the mapping of Jackson's failures to
+ * {@link ProtocolException}s. Strict JSON only: no comments, no single quotes, no NaN, no
+ * trailing commas; duplicate member names are errors; small, fixed parser limits.
+ */
+final class Json {
+    /** Deepest nesting accepted; frames use 2, the rest is room for unknown members. */
+    static final int MAX_NESTING_DEPTH = 16;
+    /** Longest number token, in characters. */
+    static final int MAX_NUMBER_LENGTH = 64;
+    /** Longest member name, in characters. */
+    static final int MAX_NAME_LENGTH = 1_024;
+    /** Longest string value, in characters: no frame can carry more. */
+    static final int MAX_STRING_LENGTH = SessionLimits.MAX_FRAME_BYTES_CEILING;
+
+    static final JsonFactory FACTORY = JsonFactory.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .disable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
+            // No shared symbol table: attacker-chosen member names never outlive their frame.
+            .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
+            .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxNestingDepth(MAX_NESTING_DEPTH)
+                    .maxNumberLength(MAX_NUMBER_LENGTH)
+                    .maxNameLength(MAX_NAME_LENGTH)
+                    .maxStringLength(MAX_STRING_LENGTH)
+                    .maxDocumentLength(SessionLimits.MAX_FRAME_BYTES_CEILING)
+                    .build())
+            .errorReportConfiguration(ErrorReportConfiguration.builder()
+                    .maxErrorTokenLength(32)
+                    .maxRawContentLength(0)
+                    .build())
+            .build();
+
+    private static final int MAX_DETAIL = 160;
+
+    private Json() {
+    }
+
+    /**
+     * Maps a Jackson failure to a precise, log-safe protocol error.
+     *
+     * @param e Jackson's exception
+     * @return protocol error
+     */
+    static ProtocolException toProtocolException(JsonProcessingException e) {
+        String original = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        if (e instanceof StreamConstraintsException) {
+            String what;
+            if (original.startsWith("Document nesting depth")) {
+                what = "JSON nesting deeper than " + MAX_NESTING_DEPTH;
+            } else if (original.startsWith("Number value length")) {
+                what = "JSON number longer than " + MAX_NUMBER_LENGTH + " characters";
+            } else if (original.startsWith("Name length")) {
+                what = "JSON member name longer than " + MAX_NAME_LENGTH + " characters";
+            } else if (original.startsWith("String value length")) {
+                what = "JSON string longer than " + MAX_STRING_LENGTH + " characters";
+            } else {
+                what = "JSON exceeds parser limits: " + printable(original);
+            }
+            return new ProtocolException(what, e);
+        }
+        String at = at(e.getLocation());
+        if (e instanceof JsonEOFException) {
+            return new ProtocolException("invalid JSON" + at + ": unexpected end of frame", e);
+        }
+        if (original.startsWith("Duplicate field '") && original.endsWith("'")) {
+            String name = original.substring("Duplicate field '".length(), original.length() - 1);
+            return new ProtocolException("duplicate member '" + printable(name) + "'" + at, e);
+        }
+        return new ProtocolException("invalid JSON" + at + ": " + printable(original), e);
+    }
+
+    private static String at(JsonLocation location) {
+        if (location == null || location.getByteOffset() < 0) {
+            return "";
+        }
+        return " at byte " + location.getByteOffset();
+    }
+
+    /**
+     * A log-safe excerpt: printable ASCII only (anything else becomes {@code ?}), at most 160
+     * characters.
+     *
+     * @param s text, possibly attacker-controlled
+     * @return sanitized text
+     */
+    static String printable(String s) {
+        int n = Math.min(s.length(), MAX_DETAIL);
+        StringBuilder b = new StringBuilder(n + 3);
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            b.append(c >= 0x20 && c < 0x7F ? c : '?');
+        }
+        if (s.length() > MAX_DETAIL) {
+            b.append("...");
+        }
+        return b.toString();
+    }
+}
