@@ -189,6 +189,20 @@ public final class ChunkQueue {
     }
 
     /**
+     * Whether {@link #close} was called (as opposed to a normal {@link #end}).
+     *
+     * @return true once closed
+     */
+    public boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Bytes charged to this stream right now (queued and in-flight chunks, overhead included).
      *
      * @return charged bytes

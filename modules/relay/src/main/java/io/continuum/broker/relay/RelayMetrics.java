@@ -1,0 +1,131 @@
+package io.continuum.broker.relay;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.EndReason;
+
+/**
+ * What the relay reports for R-MET. The app implements it on Helidon metrics; every label value
+ * comes from a bounded enum. Implementations must be thread-safe and must not block.
+ */
+public interface RelayMetrics {
+    /** Reports nothing. */
+    RelayMetrics NOOP = new RelayMetrics() {
+    };
+
+    /** {@code session_attempts_total{result}}. */
+    enum AttemptResult {
+        /** The router answered {@code welcome}. */
+        WELCOMED("welcomed"),
+        /** The router refused (HTTP status, {@code error} frame, protocol error before welcome). */
+        REFUSED("refused"),
+        /** TCP, TLS or HTTP/2 failure, or no answer in time. */
+        FAILED("failed");
+
+        private final String label;
+
+        AttemptResult(String label) {
+            this.label = label;
+        }
+
+        /**
+         * Label value.
+         *
+         * @return label
+         */
+        public String label() {
+            return label;
+        }
+    }
+
+    /** {@code relayed_bytes_total{direction}}. */
+    enum Direction {
+        /** Bytes handed to the data stream toward the router. */
+        UPSTREAM_TO_ROUTER("upstream_to_router"),
+        /** Bytes written to the publisher socket. */
+        ROUTER_TO_UPSTREAM("router_to_upstream");
+
+        private final String label;
+
+        Direction(String label) {
+            this.label = label;
+        }
+
+        /**
+         * Label value.
+         *
+         * @return label
+         */
+        public String label() {
+            return label;
+        }
+    }
+
+    /**
+     * A session attempt finished its handshake phase.
+     *
+     * @param result how
+     */
+    default void sessionAttempt(AttemptResult result) {
+    }
+
+    /**
+     * A session (or an attempt that never reached welcome) ended.
+     *
+     * @param reason why
+     */
+    default void sessionEnded(EndReason reason) {
+    }
+
+    /**
+     * {@code session_connected}: 1 while a session is welcomed.
+     *
+     * @param connected whether a session is welcomed now
+     */
+    default void sessionConnected(boolean connected) {
+    }
+
+    /** An attempt after the first one of the process started. */
+    default void reconnect() {
+    }
+
+    /** A {@code subscribe} was answered with {@code stream_opened}. */
+    default void subscribeOpened() {
+    }
+
+    /**
+     * A {@code subscribe} was answered with {@code stream_refused}.
+     *
+     * @param code refusal code
+     */
+    default void subscribeRefused(Code code) {
+    }
+
+    /**
+     * A {@code stream_closed} frame was sent.
+     *
+     * @param code its code
+     */
+    default void streamClosed(Code code) {
+    }
+
+    /** A stream was closed because its buffer budget overflowed. */
+    default void overflowClose() {
+    }
+
+    /**
+     * Bytes relayed.
+     *
+     * @param direction which way
+     * @param bytes     how many
+     */
+    default void relayed(Direction direction, long bytes) {
+    }
+
+    /**
+     * A non-terminal {@code error} frame, or one of unknown type, arrived.
+     *
+     * @param type frame type (bounded: {@code error} or {@code unknown})
+     */
+    default void ignoredFrame(String type) {
+    }
+}

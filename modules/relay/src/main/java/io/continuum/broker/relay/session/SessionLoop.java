@@ -1,0 +1,354 @@
+package io.continuum.broker.relay.session;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.metadata.PublisherView;
+import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.transport.BusConnector;
+import io.continuum.broker.relay.transport.BusEndpoint;
+import io.continuum.broker.relay.transport.TlsTrust;
+
+/**
+ * The broker's life as a bus client (R-BEH 1, 6-8; bus-protocol-v1.md section 4): wait for the
+ * metadata view's initial sync, then run sessions one after another, with jittered exponential
+ * backoff, the rebalance fast path, and a graceful shutdown.
+ * <pre>
+ *   WAITING_FOR_SYNC -> CONNECTING -> (session: WELCOMED ...) -> BACKING_OFF -> CONNECTING ...
+ *                                  any state --shutdown--> STOPPED
+ * </pre>
+ */
+public final class SessionLoop {
+    private static final Logger LOG = Logger.getLogger(SessionLoop.class.getName());
+    private static final int RECENT_ENDS = 16;
+
+    /** Loop states, as shown on the status page. */
+    public enum State { NEW, WAITING_FOR_SYNC, CONNECTING, SESSION, BACKING_OFF, STOPPED }
+
+    /**
+     * A finished session, as shown on the status page.
+     *
+     * @param at     when it ended
+     * @param result attempt result
+     * @param reason end reason
+     * @param detail short detail
+     */
+    public record RecentEnd(Instant at, AttemptResult result, EndReason reason, String detail) {
+    }
+
+    private final RelayConfig config;
+    private final PublisherView view;
+    private final BusConnector connector;
+    private final TargetDialer dialer;
+    private final RelayMetrics metrics;
+    private final StreamRegistry registry;
+    private final ReconnectBackoff backoff;
+    private final RebalanceThrottle rebalance;
+    private final String userAgent;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<RecentEnd> recentEnds = new ArrayDeque<>();
+    private volatile State state = State.NEW;
+    private volatile BusSession session;
+    private volatile boolean stopping;
+    private volatile Duration shutdownDeadline;
+    private volatile Instant nextAttemptAt;
+    private volatile Thread thread;
+    private long attempts;
+
+    /**
+     * Creates the loop.
+     *
+     * @param config    relay configuration
+     * @param view      metadata view
+     * @param connector bus transport
+     * @param dialer    target checks and dialing
+     * @param metrics   metrics sink
+     * @param registry  status registry
+     * @param random    jitter source
+     * @param nanoClock monotonic clock for the rebalance window
+     * @param userAgent {@code continuum-event-broker/<version>}
+     */
+    public SessionLoop(RelayConfig config, PublisherView view, BusConnector connector, TargetDialer dialer,
+                       RelayMetrics metrics, StreamRegistry registry, RandomGenerator random, LongSupplier nanoClock,
+                       String userAgent) {
+        this.config = config;
+        this.view = view;
+        this.connector = connector;
+        this.dialer = dialer;
+        this.metrics = metrics;
+        this.registry = registry;
+        this.backoff = new ReconnectBackoff(config.backoffInitial(), config.backoffMax(), random);
+        this.rebalance = new RebalanceThrottle(nanoClock, random);
+        this.userAgent = userAgent;
+    }
+
+    /**
+     * Starts the loop on its own thread.
+     */
+    public void start() {
+        lock.lock();
+        try {
+            if (thread != null) {
+                throw new IllegalStateException("already started");
+            }
+            thread = Thread.ofVirtual().name("session-loop").start(this::run);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void run() {
+        try {
+            if (!awaitSync()) {
+                return;
+            }
+            while (!stopping) {
+                if (attempts++ > 0) {
+                    metrics.reconnect();
+                }
+                setState(State.CONNECTING);
+                SessionOutcome outcome = attempt();
+                remember(outcome);
+                if (stopping) {
+                    return;
+                }
+                Duration delay = nextDelay(outcome);
+                nextAttemptAt = Instant.now().plus(delay);
+                setState(State.BACKING_OFF);
+                LOG.info(() -> "event=reconnect_scheduled delay_ms=" + delay.toMillis() + " after=" + outcome.reason().wire());
+                if (!await(delay)) {
+                    return;
+                }
+                nextAttemptAt = null;
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.SEVERE, "event=session_loop_failed", e);
+        } finally {
+            setState(State.STOPPED);
+        }
+    }
+
+    private SessionOutcome attempt() {
+        BusEndpoint endpoint;
+        String credential;
+        try {
+            byte[] ca = config.caBundle() == null ? null : config.caBundle().call();
+            endpoint = new BusEndpoint(config.busUrl(), ca == null ? TlsTrust.systemRoots() : TlsTrust.caPem(ca),
+                    config.tlsServerName(), config.busConnectTimeout(), userAgent);
+            credential = config.credential().call();
+        } catch (Exception e) {
+            // Never the exception text of a credential reader: it is ours and names only the source.
+            String detail = "cannot read the CA bundle or credential: " + e.getClass().getSimpleName();
+            LOG.severe(() -> "event=session_attempt_failed reason=connect_failed detail=\"" + detail + "\" message=\""
+                    + BusSession.sanitize(e.getMessage()) + "\"");
+            metrics.sessionAttempt(AttemptResult.FAILED);
+            metrics.sessionEnded(EndReason.CONNECT_FAILED);
+            return new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO, null, null, detail);
+        }
+        BusSession s = new BusSession(config, endpoint, credential, connector, view, dialer, metrics, registry);
+        lock.lock();
+        try {
+            if (stopping) {
+                return new SessionOutcome(AttemptResult.FAILED, EndReason.SHUTDOWN, Duration.ZERO, null, null, "shutdown");
+            }
+            session = s;
+            state = State.SESSION;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            return s.run();
+        } finally {
+            session = null;
+        }
+    }
+
+    /** Section 4 items 4-5: the delay before the next attempt. */
+    Duration nextDelay(SessionOutcome outcome) {
+        if (outcome.reason() == EndReason.DRAINED && outcome.drain() != null && outcome.drain().isRebalance()) {
+            Duration fast = rebalance.onRebalanceDrain();
+            if (fast != null) {
+                return fast;
+            }
+        }
+        if (outcome.welcomedFor().compareTo(config.timeouts().stableSession()) >= 0) {
+            backoff.reset();
+        }
+        Duration delay = backoff.nextDelay();
+        Duration retryAfter = outcome.retryAfter();
+        if (retryAfter != null && retryAfter.compareTo(delay) > 0) {
+            delay = retryAfter.compareTo(backoff.max()) > 0 ? backoff.max() : retryAfter;
+        }
+        return delay;
+    }
+
+    private boolean awaitSync() {
+        if (view.isSynced()) {
+            return !stopping;
+        }
+        setState(State.WAITING_FOR_SYNC);
+        LOG.info("event=waiting_for_metadata_sync");
+        try (AutoCloseable l = view.onChange(this::signal)) {
+            lock.lock();
+            try {
+                while (!view.isSynced() && !stopping) {
+                    // The listener wakes us; the timeout is a safety net only.
+                    changed.await(1, TimeUnit.SECONDS);
+                }
+            } finally {
+                lock.unlock();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (Exception e) {
+            LOG.log(Level.WARNING, "event=view_listener_close_failed", e);
+        }
+        return !stopping;
+    }
+
+    private boolean await(Duration delay) {
+        long until = System.nanoTime() + delay.toNanos();
+        lock.lock();
+        try {
+            while (!stopping) {
+                long left = until - System.nanoTime();
+                if (left <= 0) {
+                    return true;
+                }
+                changed.awaitNanos(left);
+            }
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Graceful shutdown (R-BEH 8, section 4 item 6): with a welcomed session, send
+     * {@code draining}, let open streams run until they close or {@code deadline} passes, then end
+     * the session; otherwise stop at once. Returns when the loop has stopped.
+     *
+     * @param deadline how long open streams may still run
+     * @throws InterruptedException when interrupted while waiting
+     */
+    public void shutdown(Duration deadline) throws InterruptedException {
+        BusSession s;
+        lock.lock();
+        try {
+            stopping = true;
+            shutdownDeadline = deadline;
+            s = session;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (s != null) {
+            s.shutdown(deadline);
+        }
+        Thread t = thread;
+        if (t != null) {
+            t.join();
+        }
+    }
+
+    /**
+     * Stops at once: the session (if any) ends without draining.
+     */
+    public void abort() {
+        lock.lock();
+        try {
+            stopping = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        BusSession s = session;
+        if (s != null) {
+            s.endSession(AttemptResult.WELCOMED, EndReason.SHUTDOWN, "aborted");
+        }
+    }
+
+    /**
+     * Loop state.
+     *
+     * @return state
+     */
+    public State state() {
+        return state;
+    }
+
+    /**
+     * The session running now, if any (welcomed or not).
+     *
+     * @return session or null
+     */
+    public BusSession session() {
+        return session;
+    }
+
+    /**
+     * When the next attempt starts, while backing off.
+     *
+     * @return instant or null
+     */
+    public Instant nextAttemptAt() {
+        return nextAttemptAt;
+    }
+
+    /**
+     * The last few session ends, oldest first.
+     *
+     * @return snapshot
+     */
+    public List<RecentEnd> recentEnds() {
+        synchronized (recentEnds) {
+            return List.copyOf(recentEnds);
+        }
+    }
+
+    private void remember(SessionOutcome o) {
+        synchronized (recentEnds) {
+            if (recentEnds.size() == RECENT_ENDS) {
+                recentEnds.removeFirst();
+            }
+            recentEnds.addLast(new RecentEnd(Instant.now(), o.result(), o.reason(), o.detail()));
+        }
+    }
+
+    private void setState(State s) {
+        lock.lock();
+        try {
+            state = s;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void signal() {
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

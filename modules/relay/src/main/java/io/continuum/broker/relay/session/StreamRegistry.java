@@ -1,0 +1,146 @@
+package io.continuum.broker.relay.session;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.continuum.broker.protocol.Code;
+
+/**
+ * What the broker knows about its current session and streams, for {@code /statusz}, the
+ * {@code open_streams} gauge and the rate-limited refusal log. Thread-safe.
+ */
+public final class StreamRegistry {
+    private static final int RECENT = 16;
+
+    private final Map<Long, DataStream> open = new ConcurrentHashMap<>();
+    private final ArrayDeque<RecentRefusal> refusals = new ArrayDeque<>();
+    private final RefusalReporter reporter;
+    private volatile BusSession current;
+
+    /**
+     * A refusal as shown on the status page.
+     *
+     * @param at       when
+     * @param streamId stream id
+     * @param code     code
+     * @param reason   short reason
+     */
+    public record RecentRefusal(Instant at, long streamId, Code code, String reason) {
+    }
+
+    /**
+     * An open stream as shown on the status page.
+     *
+     * @param streamId        stream id
+     * @param target          {@code namespace/host:port}
+     * @param age             time since subscribe
+     * @param bytesToRouter   bytes relayed publisher to router
+     * @param bytesToPublisher bytes relayed router to publisher
+     * @param bufferedBytes   bytes queued toward the router, overhead included
+     */
+    public record OpenStream(long streamId, String target, Duration age, long bytesToRouter, long bytesToPublisher,
+                             long bufferedBytes) {
+    }
+
+    /**
+     * Receives every refusal (the rate-limited warning log of R-SEC 11).
+     */
+    @FunctionalInterface
+    public interface RefusalReporter {
+        /**
+         * A subscribe was refused.
+         *
+         * @param streamId stream id
+         * @param code     code
+         * @param reason   short reason
+         */
+        void refused(long streamId, Code code, String reason);
+    }
+
+    /**
+     * Creates a registry.
+     *
+     * @param reporter where refusals are reported (the rate-limited log)
+     */
+    public StreamRegistry(RefusalReporter reporter) {
+        this.reporter = reporter;
+    }
+
+    void sessionWelcomed(BusSession session) {
+        current = session;
+    }
+
+    void sessionEnded(BusSession session) {
+        if (current == session) {
+            current = null;
+        }
+    }
+
+    void streamOpened(DataStream ds) {
+        open.put(ds.streamId(), ds);
+    }
+
+    void streamEnded(DataStream ds) {
+        open.remove(ds.streamId(), ds);
+    }
+
+    void refused(long streamId, Code code, String reason) {
+        reporter.refused(streamId, code, reason);
+        synchronized (refusals) {
+            if (refusals.size() == RECENT) {
+                refusals.removeFirst();
+            }
+            refusals.addLast(new RecentRefusal(Instant.now(), streamId, code, reason));
+        }
+    }
+
+    /**
+     * The welcomed session, if any.
+     *
+     * @return session or null
+     */
+    public BusSession currentSession() {
+        return current;
+    }
+
+    /**
+     * Open data streams right now.
+     *
+     * @return count
+     */
+    public int openStreamCount() {
+        return open.size();
+    }
+
+    /**
+     * Open streams, oldest first.
+     *
+     * @return snapshot
+     */
+    public List<OpenStream> openStreams() {
+        List<OpenStream> list = new ArrayList<>();
+        for (DataStream ds : open.values()) {
+            list.add(new OpenStream(ds.streamId(), String.valueOf(ds.key()), ds.age(), ds.bytesToRouter(),
+                    ds.bytesToPublisher(), ds.bufferedBytes()));
+        }
+        list.sort(Comparator.comparing(OpenStream::age).reversed());
+        return list;
+    }
+
+    /**
+     * The last few refusals, oldest first.
+     *
+     * @return snapshot
+     */
+    public List<RecentRefusal> recentRefusals() {
+        synchronized (refusals) {
+            return List.copyOf(refusals);
+        }
+    }
+}
