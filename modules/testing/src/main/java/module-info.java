@@ -15,4 +15,5 @@ module io.continuum.broker.testing {
     exports io.continuum.broker.testing.pki;
     exports io.continuum.broker.testing.kube;
     exports io.continuum.broker.testing.router;
+    exports io.continuum.broker.testing.bus;
 }

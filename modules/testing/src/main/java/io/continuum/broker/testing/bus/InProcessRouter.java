@@ -1,0 +1,480 @@
+package io.continuum.broker.testing.bus;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.continuum.broker.protocol.BusProtocol;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.protocol.FrameDecoder;
+import io.continuum.broker.protocol.ProtocolException;
+import io.helidon.common.tls.Tls;
+import io.helidon.http.Status;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.helidon.webserver.http2.Http2Config;
+
+/**
+ * A router that speaks the bus server side of bus-protocol-v1.md over real TLS and HTTP/2, for
+ * tests and the demo. It checks the bearer credential, reads {@code hello}, answers
+ * {@code welcome} (or a scripted refusal), records every frame the broker sends, and hands each
+ * data stream to the caller. Decisions are the caller's: nothing is subscribed unless asked.
+ */
+public final class InProcessRouter implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(InProcessRouter.class.getName());
+
+    private final WebServer server;
+    private final String credential;
+    private final LinkedBlockingQueue<RouterSession> sessions = new LinkedBlockingQueue<>();
+    private final Map<Long, LinkedBlockingQueue<RouterDataStream>> dataStreams = new ConcurrentHashMap<>();
+    private final Set<Long> expected = ConcurrentHashMap.newKeySet();
+    private final Set<String> liveSessionIds = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger sessionCount = new AtomicInteger();
+    private volatile SessionPolicy sessionPolicy;
+    private volatile StreamPolicy streamPolicy = StreamPolicy.ACCEPT;
+
+    /**
+     * What the router answers a session attempt with.
+     */
+    @FunctionalInterface
+    public interface SessionPolicy {
+        /**
+         * Decides the answer to a hello.
+         *
+         * @param hello the broker's hello (null when the request was refused before reading it)
+         * @return the answer
+         */
+        SessionAnswer answer(Frame.Hello hello);
+    }
+
+    /**
+     * An answer to a session attempt.
+     *
+     * @param status  HTTP status (non-200 refuses before reading hello)
+     * @param headers extra response headers
+     * @param first   first frame after hello (welcome, error, anything), or null for none
+     * @param delay   wait before answering
+     */
+    public record SessionAnswer(int status, Map<String, String> headers, Frame.RouterFrame first, Duration delay) {
+        /**
+         * A welcome with these limits.
+         *
+         * @param heartbeatMs heartbeat interval, or -1 to leave it out
+         * @param idleMs      idle timeout, or -1 to leave it out
+         * @return answer
+         */
+        public static SessionAnswer welcome(long heartbeatMs, long idleMs) {
+            return new SessionAnswer(200, Map.of(), new Frame.Welcome(1, UUID.randomUUID().toString(),
+                    heartbeatMs < 0 ? OptionalLong.empty() : OptionalLong.of(heartbeatMs),
+                    idleMs < 0 ? OptionalLong.empty() : OptionalLong.of(idleMs),
+                    OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty()), Duration.ZERO);
+        }
+
+        /**
+         * An HTTP status refusal.
+         *
+         * @param status status
+         * @return answer
+         */
+        public static SessionAnswer status(int status) {
+            return new SessionAnswer(status, Map.of(), null, Duration.ZERO);
+        }
+    }
+
+    /**
+     * What the router answers a data stream with.
+     */
+    public enum StreamPolicy {
+        /** 200 at once. */
+        ACCEPT,
+        /** Never answer the head (the broker's 10 s response-head deadline applies). */
+        HOLD_HEAD,
+        /** 404 unknown_stream. */
+        NOT_FOUND
+    }
+
+    private InProcessRouter(Builder b) {
+        this.credential = b.credential;
+        this.sessionPolicy = b.sessionPolicy;
+        Tls tls = Tls.builder()
+                .privateKey(b.privateKey)
+                .privateKeyCertChain(b.certChain)
+                .applicationProtocols(List.of("h2"))
+                .build();
+        server = WebServer.builder()
+                .host("127.0.0.1")
+                .port(b.port)
+                .tls(tls)
+                .addProtocol(Http2Config.builder()
+                        .flowControlTimeout(Duration.ofMinutes(10))
+                        .maxConcurrentStreams(b.maxConcurrentStreams)
+                        .maxRapidResets(1_000_000)
+                        .build())
+                .routing(r -> r
+                        .post(BusProtocol.SESSION_PATH, this::session)
+                        .post(BusProtocol.STREAM_PATH_PREFIX + "{id}", this::dataStream))
+                .build()
+                .start();
+    }
+
+    /**
+     * A builder.
+     *
+     * @return builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The bus URL, {@code https://localhost:<port>}.
+     *
+     * @return URL
+     */
+    public URI url() {
+        return URI.create("https://localhost:" + server.port());
+    }
+
+    /**
+     * The port.
+     *
+     * @return port
+     */
+    public int port() {
+        return server.port();
+    }
+
+    /**
+     * Changes how later session attempts are answered.
+     *
+     * @param policy policy
+     */
+    public void sessionPolicy(SessionPolicy policy) {
+        this.sessionPolicy = Objects.requireNonNull(policy);
+    }
+
+    /**
+     * Changes how later data streams are answered.
+     *
+     * @param policy policy
+     */
+    public void streamPolicy(StreamPolicy policy) {
+        this.streamPolicy = Objects.requireNonNull(policy);
+    }
+
+    /**
+     * Waits for the next welcomed (or answered) session.
+     *
+     * @param timeout longest wait
+     * @return the session
+     */
+    public RouterSession awaitSession(Duration timeout) {
+        try {
+            RouterSession s = sessions.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (s == null) {
+                throw new AssertionError("no session within " + timeout);
+            }
+            return s;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Waits for the data stream the broker opens for a subscribe.
+     *
+     * @param streamId stream id
+     * @param timeout  longest wait
+     * @return the stream
+     */
+    public RouterDataStream awaitDataStream(long streamId, Duration timeout) {
+        try {
+            RouterDataStream s = queueFor(streamId).poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (s == null) {
+                throw new AssertionError("no data stream " + streamId + " within " + timeout);
+            }
+            return s;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Session attempts that reached the handler.
+     *
+     * @return count
+     */
+    public int sessionAttempts() {
+        return sessionCount.get();
+    }
+
+    void expectStream(long id) {
+        expected.add(id);
+    }
+
+    void forgetStream(long id) {
+        expected.remove(id);
+    }
+
+    private LinkedBlockingQueue<RouterDataStream> queueFor(long id) {
+        return dataStreams.computeIfAbsent(id, k -> new LinkedBlockingQueue<>());
+    }
+
+    private boolean authorized(ServerRequest req) {
+        if (credential == null) {
+            return true;
+        }
+        String auth = req.headers().first(io.helidon.http.HeaderNames.AUTHORIZATION).orElse("");
+        return auth.equals("Bearer " + credential);
+    }
+
+    private void session(ServerRequest req, ServerResponse res) throws Exception {
+        sessionCount.incrementAndGet();
+        if (!authorized(req)) {
+            res.status(Status.UNAUTHORIZED_401).send();
+            return;
+        }
+        InputStream in = req.content().inputStream();
+        SessionPolicy policy = sessionPolicy;
+        SessionAnswer early = policy.answer(null);
+        if (early != null && early.status() != 200) {
+            early.headers().forEach(res::header);
+            res.status(early.status()).send();
+            return;
+        }
+        FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
+        Frame.Hello hello = null;
+        byte[] buf = new byte[64 * 1024];
+        java.util.ArrayDeque<Frame> pending = new java.util.ArrayDeque<>();
+        while (hello == null) {
+            int n = in.read(buf);
+            if (n < 0) {
+                return;
+            }
+            decoder.decode(buf, 0, n, pending::add);
+            Frame first = pending.pollFirst();
+            if (first != null) {
+                if (!(first instanceof Frame.Hello h)) {
+                    res.status(Status.BAD_REQUEST_400).send("first frame is not hello");
+                    return;
+                }
+                hello = h;
+            }
+        }
+        SessionAnswer answer = policy.answer(hello);
+        if (!answer.delay().isZero()) {
+            Thread.sleep(answer.delay());
+        }
+        answer.headers().forEach(res::header);
+        if (answer.status() != 200) {
+            res.status(answer.status()).send();
+            return;
+        }
+        res.status(Status.OK_200);
+        res.header("content-type", BusProtocol.SESSION_CONTENT_TYPE);
+        OutputStream out = res.outputStream();
+        String sessionId = answer.first() instanceof Frame.Welcome w ? w.sessionId() : null;
+        RouterSession session = new RouterSession(this, hello, sessionId, out);
+        if (answer.first() != null) {
+            session.send(answer.first());
+        } else {
+            out.flush();
+        }
+        if (sessionId != null) {
+            liveSessionIds.add(sessionId);
+        }
+        for (Frame f : pending) {
+            session.received(f);
+        }
+        sessions.add(session);
+        Thread reader = Thread.ofVirtual().name("router-session-reader").start(() -> {
+            String cause = "end_stream";
+            try {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    for (Frame f : decoder.decode(java.nio.ByteBuffer.wrap(buf, 0, n))) {
+                        session.received(f);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                cause = String.valueOf(e);
+            } catch (ProtocolException e) {
+                cause = "protocol_error: " + e.getMessage();
+            }
+            session.brokerEnded(cause);
+        });
+        boolean abort = session.awaitFinish();
+        if (sessionId != null) {
+            liveSessionIds.remove(sessionId);
+        }
+        if (abort) {
+            reader.interrupt();
+            throw new IOException("router resets the session stream");
+        }
+        out.close();
+    }
+
+    private void dataStream(ServerRequest req, ServerResponse res) throws Exception {
+        long id;
+        try {
+            id = Long.parseLong(req.path().pathParameters().get("id"));
+        } catch (RuntimeException e) {
+            res.status(Status.NOT_FOUND_404).send("unknown_stream");
+            return;
+        }
+        if (!authorized(req)) {
+            res.status(Status.UNAUTHORIZED_401).send();
+            return;
+        }
+        String sid = req.headers().first(io.helidon.http.HeaderNames.create(BusProtocol.SESSION_ID_HEADER)).orElse("");
+        StreamPolicy policy = streamPolicy;
+        if (!liveSessionIds.contains(sid) || !expected.remove(id) || policy == StreamPolicy.NOT_FOUND) {
+            res.status(Status.NOT_FOUND_404).send("unknown_stream".getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        Map<String, String> headers = new HashMap<>();
+        req.headers().forEach(h -> headers.put(h.name().toLowerCase(java.util.Locale.ROOT), h.get()));
+        InputStream in = req.content().inputStream();
+        if (policy == StreamPolicy.HOLD_HEAD) {
+            RouterDataStream held = new RouterDataStream(id, headers, in, OutputStream.nullOutputStream());
+            queueFor(id).add(held);
+            held.awaitFinish(Duration.ofMinutes(10));
+            return;
+        }
+        res.status(Status.OK_200);
+        res.header("content-type", BusProtocol.STREAM_CONTENT_TYPE);
+        OutputStream out = res.outputStream();
+        out.flush();
+        RouterDataStream ds = new RouterDataStream(id, headers, in, out);
+        queueFor(id).add(ds);
+        boolean abort = ds.awaitFinish(Duration.ofDays(1));
+        if (abort) {
+            throw new IOException("router resets data stream " + id);
+        }
+        try {
+            out.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.FINE, "data stream " + id + " already gone", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop();
+    }
+
+    /**
+     * Builder of {@link InProcessRouter}.
+     */
+    public static final class Builder {
+        private PrivateKey privateKey;
+        private List<X509Certificate> certChain;
+        private String credential;
+        private int port;
+        private long maxConcurrentStreams = 8192;
+        private SessionPolicy sessionPolicy = hello -> hello == null ? null : SessionAnswer.welcome(-1, -1);
+
+        private Builder() {
+        }
+
+        /**
+         * Server key and certificate chain.
+         *
+         * @param key   private key
+         * @param chain certificate chain, leaf first
+         * @return this
+         */
+        public Builder tls(PrivateKey key, List<X509Certificate> chain) {
+            this.privateKey = key;
+            this.certChain = List.copyOf(chain);
+            return this;
+        }
+
+        /**
+         * The credential the router accepts (null accepts any).
+         *
+         * @param credential credential
+         * @return this
+         */
+        public Builder credential(String credential) {
+            this.credential = credential;
+            return this;
+        }
+
+        /**
+         * Port (0 for any free one).
+         *
+         * @param port port
+         * @return this
+         */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /**
+         * SETTINGS_MAX_CONCURRENT_STREAMS the router advertises.
+         *
+         * @param max limit
+         * @return this
+         */
+        public Builder maxConcurrentStreams(long max) {
+            this.maxConcurrentStreams = max;
+            return this;
+        }
+
+        /**
+         * How session attempts are answered (default: welcome with default limits).
+         *
+         * @param policy policy
+         * @return this
+         */
+        public Builder sessionPolicy(SessionPolicy policy) {
+            this.sessionPolicy = policy;
+            return this;
+        }
+
+        /**
+         * Builds and starts the router.
+         *
+         * @return running router
+         */
+        public InProcessRouter start() {
+            Objects.requireNonNull(privateKey, "tls(key, chain) is required");
+            return new InProcessRouter(this);
+        }
+    }
+
+    /**
+     * Exposes the policy type to lambdas in tests.
+     *
+     * @param f function
+     * @return policy
+     */
+    public static SessionPolicy policy(Function<Frame.Hello, SessionAnswer> f) {
+        return f::apply;
+    }
+}

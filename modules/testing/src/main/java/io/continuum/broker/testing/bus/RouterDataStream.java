@@ -1,0 +1,146 @@
+package io.continuum.broker.testing.bus;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The router's end of one data stream ({@code POST /bus/v1/streams/{id}}, bus-protocol-v1.md
+ * section 6): the broker's request body (publisher bytes) and the response body (bytes for the
+ * publisher).
+ */
+public final class RouterDataStream {
+    private final long streamId;
+    private final Map<String, String> headers;
+    private final InputStream fromBroker;
+    private final OutputStream toBroker;
+    private final CountDownLatch finish = new CountDownLatch(1);
+    private volatile boolean abort;
+
+    RouterDataStream(long streamId, Map<String, String> headers, InputStream fromBroker, OutputStream toBroker) {
+        this.streamId = streamId;
+        this.headers = Map.copyOf(headers);
+        this.fromBroker = fromBroker;
+        this.toBroker = toBroker;
+    }
+
+    /**
+     * Stream id.
+     *
+     * @return id
+     */
+    public long streamId() {
+        return streamId;
+    }
+
+    /**
+     * Request headers (lower-case names; the authorization value included, for assertions).
+     *
+     * @return headers
+     */
+    public Map<String, String> headers() {
+        return headers;
+    }
+
+    /**
+     * Publisher bytes, as the broker relays them. Ends when the broker ends the request body.
+     *
+     * @return input stream
+     */
+    public InputStream fromBroker() {
+        return fromBroker;
+    }
+
+    /**
+     * Bytes for the publisher.
+     *
+     * @return output stream (flush to send)
+     */
+    public OutputStream toBroker() {
+        return toBroker;
+    }
+
+    /**
+     * Reads exactly {@code n} bytes from the broker.
+     *
+     * @param n bytes
+     * @return the bytes
+     * @throws IOException when the stream ends first
+     */
+    public byte[] readFromBroker(int n) throws IOException {
+        byte[] b = fromBroker.readNBytes(n);
+        if (b.length != n) {
+            throw new IOException("stream " + streamId + " ended after " + b.length + " of " + n + " bytes");
+        }
+        return b;
+    }
+
+    /**
+     * Writes and flushes bytes for the publisher.
+     *
+     * @param bytes bytes
+     * @throws IOException when the stream is gone
+     */
+    public void writeToBroker(byte[] bytes) throws IOException {
+        toBroker.write(bytes);
+        toBroker.flush();
+    }
+
+    /**
+     * Relays this stream to and from a socket (for a real ZMQ subscriber on the router side),
+     * each direction on its own virtual thread, until either side ends.
+     *
+     * @param socket accepted socket of the router-side subscriber
+     */
+    public void bridge(Socket socket) {
+        Thread.ofVirtual().name("bridge-" + streamId + "-in").start(() -> {
+            try (socket) {
+                fromBroker.transferTo(socket.getOutputStream());
+            } catch (IOException ignored) {
+                // either side went away
+            } finally {
+                end();
+            }
+        });
+        Thread.ofVirtual().name("bridge-" + streamId + "-out").start(() -> {
+            try {
+                InputStream in = socket.getInputStream();
+                byte[] buf = new byte[16 * 1024];
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    toBroker.write(buf, 0, n);
+                    toBroker.flush();
+                }
+            } catch (IOException ignored) {
+                // either side went away
+            } finally {
+                end();
+            }
+        });
+    }
+
+    /**
+     * Ends the response body (END_STREAM): the broker half-closes the publisher socket.
+     */
+    public void end() {
+        finish.countDown();
+    }
+
+    /**
+     * Resets the stream from the router side.
+     */
+    public void reset() {
+        abort = true;
+        finish.countDown();
+    }
+
+    boolean awaitFinish(Duration max) throws InterruptedException {
+        finish.await(max.toMillis(), TimeUnit.MILLISECONDS);
+        return abort;
+    }
+}

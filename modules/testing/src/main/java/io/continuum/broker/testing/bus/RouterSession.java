@@ -1,0 +1,223 @@
+package io.continuum.broker.testing.bus;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.protocol.Target;
+
+/**
+ * The router's view of one session: the broker's {@code hello}, every frame it sent since, and a
+ * way to send router frames. Thread-safe.
+ */
+public final class RouterSession {
+    private final InProcessRouter router;
+    private final Frame.Hello hello;
+    private final String sessionId;
+    private final OutputStream out;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final LinkedBlockingQueue<Frame> received = new LinkedBlockingQueue<>();
+    private final CountDownLatch ended = new CountDownLatch(1);
+    private final CountDownLatch finish = new CountDownLatch(1);
+    private volatile boolean abort;
+    private volatile String endCause;
+
+    RouterSession(InProcessRouter router, Frame.Hello hello, String sessionId, OutputStream out) {
+        this.router = router;
+        this.hello = hello;
+        this.sessionId = sessionId;
+        this.out = out;
+    }
+
+    /**
+     * The broker's hello.
+     *
+     * @return hello
+     */
+    public Frame.Hello hello() {
+        return hello;
+    }
+
+    /**
+     * Session id sent in welcome (null when no welcome was sent).
+     *
+     * @return session id
+     */
+    public String sessionId() {
+        return sessionId;
+    }
+
+    /**
+     * Sends a router frame.
+     *
+     * @param frame frame
+     */
+    public void send(Frame.RouterFrame frame) {
+        sendRaw(FrameCodec.encode(frame));
+    }
+
+    /**
+     * Sends raw bytes on the session stream (for malformed-frame tests).
+     *
+     * @param bytes bytes
+     */
+    public void sendRaw(byte[] bytes) {
+        writeLock.lock();
+        try {
+            out.write(bytes);
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /**
+     * Sends {@code subscribe} for a {@code zmq_tcp} target and expects its data stream.
+     *
+     * @param streamId  stream id
+     * @param namespace Dynamo namespace
+     * @param host      host
+     * @param port      port
+     */
+    public void subscribe(long streamId, String namespace, String host, int port) {
+        subscribe(streamId, new Target.ZmqTcp(namespace, host, port));
+    }
+
+    /**
+     * Sends {@code subscribe} and expects its data stream.
+     *
+     * @param streamId stream id
+     * @param target   target
+     */
+    public void subscribe(long streamId, Target target) {
+        router.expectStream(streamId);
+        send(new Frame.Subscribe(streamId, target));
+    }
+
+    /**
+     * Sends {@code unsubscribe}.
+     *
+     * @param streamId stream id
+     */
+    public void unsubscribe(long streamId) {
+        router.forgetStream(streamId);
+        send(new Frame.Unsubscribe(streamId));
+    }
+
+    /**
+     * Waits for the next frame of {@code type} that matches, skipping heartbeats and other frames.
+     *
+     * @param type    frame class
+     * @param matches condition
+     * @param timeout longest wait
+     * @param <T>     frame type
+     * @return the frame
+     * @throws AssertionError when none arrives in time
+     */
+    public <T extends Frame> T await(Class<T> type, Predicate<? super T> matches, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try {
+            while (true) {
+                long left = deadline - System.nanoTime();
+                Frame f = left <= 0 ? null : received.poll(left, TimeUnit.NANOSECONDS);
+                if (f == null) {
+                    throw new AssertionError("no " + type.getSimpleName() + " within " + timeout);
+                }
+                if (type.isInstance(f) && matches.test(type.cast(f))) {
+                    return type.cast(f);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /**
+     * Waits for the answer to a subscribe: {@code stream_opened} or {@code stream_refused}.
+     *
+     * @param streamId stream id
+     * @param timeout  longest wait
+     * @return the answer
+     */
+    public Frame.ClientFrame awaitAnswer(long streamId, Duration timeout) {
+        return await(Frame.ClientFrame.class, f -> (f instanceof Frame.StreamOpened o && o.streamId() == streamId)
+                || (f instanceof Frame.StreamRefused r && r.streamId() == streamId), timeout);
+    }
+
+    /**
+     * Everything received so far that was not consumed by an await, in order.
+     *
+     * @return frames
+     */
+    public List<Frame> drainReceived() {
+        List<Frame> list = new java.util.ArrayList<>();
+        received.drainTo(list);
+        return list;
+    }
+
+    /**
+     * Ends the session's response body (END_STREAM): the broker sees {@code router_closed}.
+     */
+    public void end() {
+        finish.countDown();
+    }
+
+    /**
+     * Aborts the session stream with an error (the server resets it).
+     */
+    public void reset() {
+        abort = true;
+        finish.countDown();
+    }
+
+    /**
+     * Waits until the broker ends its request body or the stream ends.
+     *
+     * @param timeout longest wait
+     * @return true when ended in time
+     */
+    public boolean awaitEnded(Duration timeout) {
+        try {
+            return ended.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * Why the broker's side ended: {@code end_stream}, or an exception's text.
+     *
+     * @return cause, null while open
+     */
+    public String endCause() {
+        return endCause;
+    }
+
+    void received(Frame frame) {
+        received.add(frame);
+    }
+
+    void brokerEnded(String cause) {
+        endCause = cause;
+        ended.countDown();
+        finish.countDown();
+    }
+
+    boolean awaitFinish() throws InterruptedException {
+        finish.await();
+        return abort;
+    }
+}
