@@ -1,0 +1,118 @@
+package io.continuum.broker.relay.target;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.continuum.broker.protocol.Code;
+
+/**
+ * Rate-limited warning log of refusals, per code (R-SEC 11).
+ * <p>
+ * Windows are fixed and per code: the first refusal of a code after its last window closed opens
+ * a new 60 s window and is logged; further refusals of that code inside the window are only
+ * counted. The first line of the next window carries {@code suppressed=<n>} when {@code n > 0}
+ * refusals were counted silently in the window before it. A line looks like
+ * <pre>event=stream_refused code=target_not_allowed stream_id=17 reason="loopback" suppressed=3</pre>
+ * The reason is quoted with {@code "} and {@code \} escaped and control characters replaced,
+ * and cut to 256 characters. Nothing else is logged; in particular no credential ever reaches
+ * this class. Thread-safe: share one per process.
+ */
+public final class RefusalLog {
+    /** R-SEC 11: window length. */
+    public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(60);
+    /** Logger name used by the default constructor. */
+    public static final String LOGGER_NAME = "io.continuum.broker.relay.refusals";
+
+    private final Logger logger;
+    private final LongSupplier nanoClock;
+    private final long windowNanos;
+    private final Map<Code, Window> windows = new EnumMap<>(Code.class);
+
+    /** Per-code window state, guarded by the RefusalLog's lock. */
+    private static final class Window {
+        boolean open;
+        long openedNanos;
+        long suppressed;
+    }
+
+    /**
+     * The production log: {@link #LOGGER_NAME}, {@link System#nanoTime()}, 60 s windows.
+     */
+    public RefusalLog() {
+        this(Logger.getLogger(LOGGER_NAME), System::nanoTime, DEFAULT_WINDOW);
+    }
+
+    /**
+     * A log.
+     *
+     * @param logger    where lines go, at {@link Level#WARNING}
+     * @param nanoClock monotonic clock in nanoseconds
+     * @param window    window length
+     */
+    public RefusalLog(Logger logger, LongSupplier nanoClock, Duration window) {
+        this.logger = Objects.requireNonNull(logger, "logger");
+        this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+        this.windowNanos = TargetResolver.positive(window, "window").toNanos();
+        for (Code c : Code.values()) {
+            windows.put(c, new Window());
+        }
+    }
+
+    /**
+     * Records one refusal and logs it unless its code's window is open.
+     *
+     * @param streamId stream id of the refused subscribe
+     * @param code     refusal code
+     * @param reason   short reason (may be null)
+     * @return true when a line was logged
+     */
+    public boolean refused(long streamId, Code code, String reason) {
+        Objects.requireNonNull(code, "code");
+        long suppressed;
+        synchronized (this) {
+            long now = nanoClock.getAsLong();
+            Window w = windows.get(code);
+            if (w.open && now - w.openedNanos < windowNanos) {
+                w.suppressed++;
+                return false;
+            }
+            suppressed = w.suppressed;
+            w.open = true;
+            w.openedNanos = now;
+            w.suppressed = 0;
+        }
+        if (logger.isLoggable(Level.WARNING)) {
+            logger.log(Level.WARNING, line(streamId, code, reason, suppressed));
+        }
+        return true;
+    }
+
+    static String line(long streamId, Code code, String reason, long suppressed) {
+        StringBuilder sb = new StringBuilder(96)
+                .append("event=stream_refused code=").append(code.wire())
+                .append(" stream_id=").append(streamId)
+                .append(" reason=\"");
+        String r = reason == null ? "" : reason;
+        int n = Math.min(r.length(), 256);
+        for (int i = 0; i < n; i++) {
+            char c = r.charAt(i);
+            if (c == '"' || c == '\\') {
+                sb.append('\\').append(c);
+            } else if (c < 0x20 || c == 0x7F) {
+                sb.append('?');
+            } else {
+                sb.append(c);
+            }
+        }
+        sb.append('"');
+        if (suppressed > 0) {
+            sb.append(" suppressed=").append(suppressed);
+        }
+        return sb.toString();
+    }
+}
