@@ -128,6 +128,10 @@ class DecodingRulesTest {
         assertEquals(new Frame.Drain("shutdown", OptionalLong.of(0)), router("{\"type\":\"drain\",\"reason\":\"shutdown\",\"deadline_ms\":0}"));
         assertEquals(new Frame.Drain("other", OptionalLong.of(Long.MAX_VALUE)),
                 router("{\"type\":\"drain\",\"reason\":\"other\",\"deadline_ms\":1e20}"));
+        assertEquals(new Frame.Drain("other", OptionalLong.of(Long.MAX_VALUE)),
+                router("{\"type\":\"drain\",\"reason\":\"other\",\"deadline_ms\":1E+99999999999}"));
+        assertEquals(new Frame.Drain("other", OptionalLong.of(0)),
+                router("{\"type\":\"drain\",\"reason\":\"other\",\"deadline_ms\":0.0e99999999999}"));
     }
 
     @Test

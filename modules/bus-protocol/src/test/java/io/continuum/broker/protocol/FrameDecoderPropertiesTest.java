@@ -29,7 +29,8 @@ class FrameDecoderPropertiesTest {
             "terminal", "protocol_versions", "role", "client_id", "kubernetes_namespace", "dynamo_namespaces", "agent", "x");
     private static final List<String> TYPES = List.of("welcome", "heartbeat", "subscribe", "unsubscribe", "drain",
             "error", "hello", "stream_opened", "stream_refused", "stream_closed", "draining", "other", "");
-    private static final List<String> SCALARS = List.of("0", "1", "-1", "17", "17.0", "1.5", "1e3", "1e400", "-0",
+    private static final List<String> SCALARS = List.of("0", "1", "-1", "17", "17.0", "1.5", "1e3", "1e400", "1e9999999999", "-2E+9999999999", "1e-9999999999",
+            "0e99999999999", "-0",
             "9007199254740991", "9007199254740992", "99999999999999999999999", "true", "false", "null", "\"\"", "\"s\"",
             "\"zmq_tcp\"", "\"announced_source\"", "\"10.0.0.1\"", "\"a b\"", "\"\\u0000\"", "\"\\ud800\"", "[]", "{}", "[1]",
             "[\"a\"]");
