@@ -58,6 +58,40 @@ class FrameDecoderPropertiesTest {
         checkAllSplits(FrameCodec.encodeJson(json), 7, fromRouter);
     }
 
+    @Property(tries = 3000)
+    void frameShapedObjectsOnlyEverYieldFramesOrAProtocolError(@ForAll("frameShaped") String json,
+                                                               @ForAll @IntRange(min = 1, max = 16) int chunk) {
+        byte[] frame = FrameCodec.encodeJson(json);
+        checkAllSplits(frame, chunk, true);
+        checkAllSplits(frame, chunk, false);
+    }
+
+    /** The generator above is only worth its tries if it reaches every frame type of both directions. */
+    @net.jqwik.api.Example
+    void frameShapedObjectsReachEveryFrameTypeInBothDirections() {
+        Random random = new Random(20_261_129L);
+        java.util.Set<Class<?>> seen = new java.util.HashSet<>();
+        int ok = 0;
+        for (int i = 0; i < 3000; i++) {
+            byte[] payload = TestFrames.utf8(FrameShapedJson.next(random));
+            try {
+                seen.add(FrameCodec.decodeRouterFrame(payload).getClass());
+                ok++;
+            } catch (ProtocolException routerSide) {
+                try {
+                    seen.add(FrameCodec.decodeClientFrame(payload).getClass());
+                    ok++;
+                } catch (ProtocolException clientSide) {
+                    // malformed for both: fine, that is half the point
+                }
+            }
+        }
+        assertEquals(java.util.Set.of(Frame.Welcome.class, Frame.Heartbeat.class, Frame.Subscribe.class,
+                Frame.Unsubscribe.class, Frame.Drain.class, Frame.ErrorFrame.class, Frame.Unknown.class, Frame.Hello.class,
+                Frame.StreamOpened.class, Frame.StreamRefused.class, Frame.StreamClosed.class, Frame.Draining.class), seen);
+        assertTrue(ok > 300, "only " + ok + " of 3000 generated objects decoded");
+    }
+
     @Property(tries = 300)
     void validStreamsDecodeToTheirFramesWhateverTheSplit(@ForAll("routerFrameLists") List<Frame.RouterFrame> frames,
                                                         @ForAll @IntRange(min = 1, max = 40) int chunk) throws ProtocolException {
@@ -132,6 +166,11 @@ class FrameDecoderPropertiesTest {
         TestFrames.routerFrames().forEach(f -> encoded.add(FrameCodec.encode(f)));
         TestFrames.clientFrames().forEach(f -> encoded.add(FrameCodec.encode(f)));
         return Arbitraries.of(encoded).list().ofMinSize(1).ofMaxSize(4).map(TestFrames::concat);
+    }
+
+    @Provide
+    Arbitrary<String> frameShaped() {
+        return Arbitraries.randomValue(FrameShapedJson::next);
     }
 
     @Provide
