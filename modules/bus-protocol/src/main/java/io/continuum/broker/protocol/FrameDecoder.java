@@ -125,6 +125,8 @@ public final class FrameDecoder<F extends Frame> {
      * Decodes what {@code chunk} completes, handing each frame to {@code sink} in order as soon as
      * it is decoded, so frames that precede a malformed one are delivered before the exception.
      * Consumes the whole chunk (its position ends at its limit) unless an exception is thrown.
+     * If the sink itself throws, that exception propagates, the chunk's position is left just after
+     * the frame that was delivered, and the decoder stays usable at that frame boundary.
      *
      * @param chunk bytes received, heap or direct
      * @param sink  receives each complete frame

@@ -527,7 +527,12 @@ final class FrameReader {
             return p.getBigIntegerValue().signum() < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
         }
         if (t == JsonToken.VALUE_NUMBER_FLOAT) {
-            BigDecimal d = p.getDecimalValue();
+            BigDecimal d;
+            try {
+                d = p.getDecimalValue();
+            } catch (NumberFormatException e) {
+                return beyondBigDecimal(p.getText());
+            }
             if (d.signum() == 0) {
                 return 0L;
             }
@@ -543,6 +548,31 @@ final class FrameReader {
             return d.longValueExact();
         }
         return null;
+    }
+
+    /**
+     * A syntactically valid number whose exponent does not fit BigDecimal (beyond 32 bits, e.g.
+     * {@code 1e9999999999}): zero if its mantissa is zero; not integral if the exponent is negative
+     * (a mantissa of at most 64 digits cannot make it whole); otherwise saturated by sign.
+     */
+    private static Long beyondBigDecimal(String number) {
+        int e = Math.max(number.indexOf('e'), number.indexOf('E'));
+        String mantissa = e < 0 ? number : number.substring(0, e);
+        boolean zero = true;
+        for (int i = 0; i < mantissa.length(); i++) {
+            char c = mantissa.charAt(i);
+            if (c >= '1' && c <= '9') {
+                zero = false;
+                break;
+            }
+        }
+        if (zero) {
+            return 0L;
+        }
+        if (e < 0 || (e + 1 < number.length() && number.charAt(e + 1) == '-')) {
+            return null;
+        }
+        return mantissa.startsWith("-") ? Long.MIN_VALUE : Long.MAX_VALUE;
     }
 
     private List<Integer> versions(String member) throws IOException {

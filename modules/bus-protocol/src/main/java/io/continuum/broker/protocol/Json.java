@@ -2,12 +2,17 @@ package io.continuum.broker.protocol;
 
 import com.fasterxml.jackson.core.ErrorReportConfiguration;
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonFactoryBuilder;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.core.io.IOContext;
 import com.fasterxml.jackson.core.io.JsonEOFException;
+import com.fasterxml.jackson.core.json.UTF8StreamJsonParser;
+import com.fasterxml.jackson.core.sym.ByteQuadsCanonicalizer;
 
 /**
  * The one Jackson streaming factory of the codec and the mapping of Jackson's failures to
@@ -24,11 +29,9 @@ final class Json {
     /** Longest string value, in characters: no frame can carry more. */
     static final int MAX_STRING_LENGTH = SessionLimits.MAX_FRAME_BYTES_CEILING;
 
-    static final JsonFactory FACTORY = JsonFactory.builder()
+    static final JsonFactory FACTORY = new Utf8OnlyFactory(new JsonFactoryBuilder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .disable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
-            // No shared symbol table: attacker-chosen member names never outlive their frame.
-            .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
             .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
             .streamReadConstraints(StreamReadConstraints.builder()
                     .maxNestingDepth(MAX_NESTING_DEPTH)
@@ -40,8 +43,7 @@ final class Json {
             .errorReportConfiguration(ErrorReportConfiguration.builder()
                     .maxErrorTokenLength(32)
                     .maxRawContentLength(0)
-                    .build())
-            .build();
+                    .build()));
 
     private static final int MAX_DETAIL = 160;
 
@@ -77,16 +79,36 @@ final class Json {
         }
         if (original.startsWith("Duplicate field '") && original.endsWith("'")) {
             String name = original.substring("Duplicate field '".length(), original.length() - 1);
-            return new ProtocolException("duplicate member '" + printable(name) + "'" + at, e);
+            return new ProtocolException("duplicate member '" + printable(name) + "'", e);
         }
         return new ProtocolException("invalid JSON" + at + ": " + printable(original), e);
+    }
+
+    /**
+     * Parses byte arrays as UTF-8, always: Jackson's default byte-array path guesses the encoding
+     * (UTF-16/32 from zero bytes, BOMs) and shares one symbol table of member names across all
+     * parsers. Here every payload gets the byte-oriented UTF-8 parser and a fresh symbol table, so
+     * attacker-chosen member names never outlive their frame and no encoding is ever guessed.
+     * Uses Jackson's documented extension point ({@code _createParser} is overridable).
+     */
+    private static final class Utf8OnlyFactory extends JsonFactory {
+        Utf8OnlyFactory(JsonFactoryBuilder builder) {
+            super(builder);
+        }
+
+        @Override
+        protected JsonParser _createParser(byte[] data, int offset, int len, IOContext ctxt) {
+            return new UTF8StreamJsonParser(ctxt, _parserFeatures, null, _objectCodec,
+                    ByteQuadsCanonicalizer.createRoot().makeChild(_factoryFeatures), data, offset, offset + len, false);
+        }
     }
 
     private static String at(JsonLocation location) {
         if (location == null || location.getByteOffset() < 0) {
             return "";
         }
-        return " at byte " + location.getByteOffset();
+        // Jackson's position is where it noticed the problem, usually just after the offending token
+        return " near byte " + location.getByteOffset();
     }
 
     /**
