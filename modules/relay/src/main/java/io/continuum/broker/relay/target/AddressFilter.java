@@ -203,8 +203,12 @@ public final class AddressFilter {
      */
     static long embeddedIpv4(long hi, long lo) {
         long top96Lo = lo >>> 32;
-        if (hi == 0 && (top96Lo == 0 || top96Lo == 0xFFFFL)) {
-            return lo & 0xFFFF_FFFFL; // IPv4-compatible ::a.b.c.d, IPv4-mapped ::ffff:a.b.c.d
+        if (hi == 0 && top96Lo == 0xFFFFL) {
+            return lo & 0xFFFF_FFFFL; // IPv4-mapped ::ffff:a.b.c.d
+        }
+        if (hi == 0 && top96Lo == 0 && (lo & 0xFFFF_FFFEL) != 0) {
+            // IPv4-compatible ::a.b.c.d; :: and ::1 are not (RFC 4291 2.5.5.1) and have rules of their own
+            return lo & 0xFFFF_FFFFL;
         }
         if (hi == NAT64_HI && top96Lo == 0) {
             return lo & 0xFFFF_FFFFL; // NAT64 64:ff9b::a.b.c.d (RFC 6052 well-known prefix)
