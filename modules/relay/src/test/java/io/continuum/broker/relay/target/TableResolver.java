@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class TableResolver implements NameResolver {
     /** Marker: the lookup blocks until interrupted. */
-    static final List<InetAddress> HANG = List.of();
+    static final List<InetAddress> HANG = java.util.Collections.unmodifiableList(new java.util.ArrayList<>());
 
     private final Map<String, List<InetAddress>> table = new ConcurrentHashMap<>();
     private final AtomicInteger lookups = new AtomicInteger();
