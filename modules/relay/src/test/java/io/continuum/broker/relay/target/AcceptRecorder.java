@@ -70,9 +70,13 @@ final class AcceptRecorder implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException, InterruptedException {
+    public void close() throws IOException {
         server.close();
-        acceptor.join();
+        try {
+            acceptor.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         for (Socket s : all) {
             s.close();
         }
