@@ -150,6 +150,16 @@ class AddressFilterTest {
     }
 
     @Test
+    void atMost256EntriesAreAccepted_RCFG() {
+        List<String> entries = java.util.stream.IntStream.range(0, 257).mapToObj(i -> "10.0." + i / 256 + "." + i % 256
+                + "/32").toList();
+        AddressFilter.of(entries.subList(0, 256));
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> AddressFilter.of(entries));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("at most 256"), e.getMessage());
+    }
+
+    @Test
     void verdictsAreSharedConstants() {
         AddressFilter filter = AddressFilter.of(List.of("10.0.0.0/8"));
         assertSame(filter.checkIpv4(0x7F00_0001), filter.checkIpv4(0x7F00_0002), "no allocation per verdict");

@@ -128,6 +128,13 @@ class RefusalLogTest {
     }
 
     @Test
+    void aRefusalOutcomeIsLoggedWithItsCodeAndReason() {
+        assertTrue(log.refused(21, new Outcome.Refused(Code.TARGET_NOT_ALLOWED, "loopback, link-local")));
+        assertEquals(List.of("event=stream_refused code=target_not_allowed stream_id=21 reason=\"loopback, link-local\""),
+                lines());
+    }
+
+    @Test
     void eachCodeHasItsOwnWindow() {
         at(0);
         assertTrue(log.refused(1, Code.TARGET_NOT_ALLOWED, "loopback"));
