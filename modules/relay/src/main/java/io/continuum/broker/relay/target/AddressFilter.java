@@ -53,6 +53,9 @@ public final class AddressFilter {
             new Special(Cidr.parse("fd00:ec2::254/128"), "cloud-metadata"),
             new Special(Cidr.parse("ff00::/8"), "multicast"));
 
+    /** R-CFG: at most this many {@code allowed_cidrs} entries. */
+    public static final int MAX_ALLOWED_CIDRS = 256;
+
     private static final long NAT64_HI = 0x0064_ff9b_0000_0000L;
 
     private final Cidr[] allowedV4;
@@ -87,8 +90,13 @@ public final class AddressFilter {
      *
      * @param allowedCidrs the {@code allowed_cidrs} entries (parsed with {@link Cidr#parse}); empty
      *                     means "no allow-list", only the special ranges apply
+     * @throws IllegalArgumentException with more than {@link #MAX_ALLOWED_CIDRS} entries
      */
     public AddressFilter(List<Cidr> allowedCidrs) {
+        if (allowedCidrs.size() > MAX_ALLOWED_CIDRS) {
+            throw new IllegalArgumentException("allowed_cidrs has " + allowedCidrs.size() + " entries; at most "
+                    + MAX_ALLOWED_CIDRS + " are allowed");
+        }
         this.allowedCidrs = List.copyOf(allowedCidrs);
         this.allowedV4 = this.allowedCidrs.stream().filter(c -> !c.isIpv6()).toArray(Cidr[]::new);
         this.allowedV6 = this.allowedCidrs.stream().filter(Cidr::isIpv6).toArray(Cidr[]::new);
@@ -203,8 +211,12 @@ public final class AddressFilter {
      */
     static long embeddedIpv4(long hi, long lo) {
         long top96Lo = lo >>> 32;
-        if (hi == 0 && (top96Lo == 0 || top96Lo == 0xFFFFL)) {
-            return lo & 0xFFFF_FFFFL; // IPv4-compatible ::a.b.c.d, IPv4-mapped ::ffff:a.b.c.d
+        if (hi == 0 && top96Lo == 0xFFFFL) {
+            return lo & 0xFFFF_FFFFL; // IPv4-mapped ::ffff:a.b.c.d
+        }
+        if (hi == 0 && top96Lo == 0 && (lo & 0xFFFF_FFFEL) != 0) {
+            // IPv4-compatible ::a.b.c.d; :: and ::1 are not (RFC 4291 2.5.5.1) and have rules of their own
+            return lo & 0xFFFF_FFFFL;
         }
         if (hi == NAT64_HI && top96Lo == 0) {
             return lo & 0xFFFF_FFFFL; // NAT64 64:ff9b::a.b.c.d (RFC 6052 well-known prefix)

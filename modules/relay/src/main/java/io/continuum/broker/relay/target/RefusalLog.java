@@ -92,6 +92,17 @@ public final class RefusalLog {
         return true;
     }
 
+    /**
+     * Records one refusal produced by {@link TargetCheck}.
+     *
+     * @param streamId stream id of the refused subscribe
+     * @param refusal  the refusal
+     * @return true when a line was logged
+     */
+    public boolean refused(long streamId, Outcome.Refused refusal) {
+        return refused(streamId, refusal.code(), refusal.reason());
+    }
+
     static String line(long streamId, Code code, String reason, long suppressed) {
         StringBuilder sb = new StringBuilder(96)
                 .append("event=stream_refused code=").append(code.wire())

@@ -124,6 +124,16 @@ public final class UpstreamDialer {
         return maxConcurrentDials;
     }
 
+    /** Dials waiting for a permit (an estimate, for tests and diagnostics). */
+    int queuedDials() {
+        return permits.getQueueLength();
+    }
+
+    /** Permits free right now (for tests and diagnostics). */
+    int freeDialPermits() {
+        return permits.availablePermits();
+    }
+
     /**
      * Filters and dials on the calling thread (blocking; call it on a virtual thread).
      *
