@@ -103,7 +103,11 @@ public final class BrokerMetrics implements AutoCloseable {
      * @return metrics
      */
     public static BrokerMetrics create() {
-        return new BrokerMetrics(MeterRegistry.create(MetricsConfig.create()));
+        // A private registry per process (tests create several; the broker one): silence Helidon's
+        // duplicate-registry warning, which assumes a single global registry.
+        return new BrokerMetrics(MeterRegistry.create(MetricsConfig.builder()
+                                                              .warnOnMultipleRegistries(false)
+                                                              .build()));
     }
 
     /**
