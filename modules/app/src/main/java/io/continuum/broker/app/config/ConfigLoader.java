@@ -106,8 +106,13 @@ public final class ConfigLoader {
         Problems problems = new Problems();
         String fileSource = file.toString();
         Map<String, RawNode> raw = new LinkedHashMap<>();
-        readFile(file, fileSource, problems).ifPresent(root -> flatten(root, fileSource, raw, problems));
+        Optional<RawNode> root = readFile(file, fileSource, problems);
+        root.ifPresent(r -> flatten(r, fileSource, raw, problems));
         overlayEnvironment(raw, problems);
+        if (root.isEmpty()) {
+            // The file itself is unusable: field-level "is required" noise would only hide that.
+            throw new ConfigException(problems.list);
+        }
         BrokerConfig config = new Validator(raw, fileSource, problems).validate();
         if (!problems.isEmpty()) {
             throw new ConfigException(problems.list);
@@ -164,7 +169,13 @@ public final class ConfigLoader {
                     .build();
             return Optional.of(toRaw(config, source));
         } catch (RuntimeException e) {
-            problems.add(source, "(file)", "is not valid YAML: " + firstLine(rootCause(e).getMessage()));
+            Throwable cause = rootCause(e);
+            if (cause instanceof ClassCastException) {
+                // Helidon's YAML parser expects a mapping at the top level.
+                problems.add(source, "(file)", "must be a YAML mapping of fields at the top level");
+            } else {
+                problems.add(source, "(file)", "is not valid YAML: " + firstLine(cause.getMessage()));
+            }
             return Optional.empty();
         }
     }
