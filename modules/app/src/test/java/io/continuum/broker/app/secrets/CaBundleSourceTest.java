@@ -1,24 +1,16 @@
 package io.continuum.broker.app.secrets;
 
-import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
-import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.Base64;
-import java.util.Date;
 
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
-import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import static io.continuum.broker.app.testsupport.TestCertificates.cert;
+import static io.continuum.broker.app.testsupport.TestCertificates.pem;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -81,22 +73,5 @@ class CaBundleSourceTest {
         Path f = dir.resolve("ca.pem");
         Files.writeString(f, text);
         return f;
-    }
-
-    static String pem(X509Certificate c) throws Exception {
-        return "-----BEGIN CERTIFICATE-----\n"
-                + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(c.getEncoded())
-                + "\n-----END CERTIFICATE-----\n";
-    }
-
-    static X509Certificate cert(String subject, Instant notAfter) throws Exception {
-        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
-        g.initialize(256);
-        KeyPair kp = g.generateKeyPair();
-        X500Name name = new X500Name(subject);
-        var builder = new JcaX509v3CertificateBuilder(name, BigInteger.ONE, Date.from(notAfter.minusSeconds(86_400 * 30)),
-                                                      Date.from(notAfter), name, kp.getPublic());
-        return new JcaX509CertificateConverter()
-                .getCertificate(builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(kp.getPrivate())));
     }
 }
