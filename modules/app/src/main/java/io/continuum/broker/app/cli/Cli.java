@@ -309,7 +309,7 @@ public final class Cli {
                 runtime.start();
                 int signal = wait.await();
                 Events.log(LOG, Level.INFO, "shutdown_requested", "signal", signal,
-                           "drain_deadline", config.drainDeadline().toString());
+                           "drain_deadline", io.continuum.broker.app.config.Durations.format(config.drainDeadline()));
                 runtime.shutdown(config.drainDeadline());
             }
             Events.log(LOG, Level.INFO, "stopped");
