@@ -293,8 +293,13 @@ public final class Cli {
         }
 
         try (BrokerMetrics metrics = BrokerMetrics.create()) {
-            BrokerRuntime runtime = runtimeFactory.create(new BrokerContext(config, credential, caBundle, metrics,
-                                                                            version));
+            BrokerRuntime runtime;
+            try {
+                runtime = runtimeFactory.create(new BrokerContext(config, credential, caBundle, metrics, version));
+            } catch (RuntimeException e) {
+                Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem", "cannot create the broker runtime");
+                return EXIT_STARTUP;
+            }
             ObservabilityServer server;
             try {
                 server = ObservabilityServer.start(config.metricsListen(), metrics, runtime.ready(),
@@ -306,7 +311,12 @@ public final class Cli {
             }
             try (server) {
                 Events.log(LOG, Level.INFO, "started", "metrics_port", server.port());
-                runtime.start();
+                try {
+                    runtime.start();
+                } catch (RuntimeException e) {
+                    Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem", "cannot start the broker runtime");
+                    return EXIT_STARTUP;
+                }
                 int signal = wait.await();
                 Events.log(LOG, Level.INFO, "shutdown_requested", "signal", signal,
                            "drain_deadline", io.continuum.broker.app.config.Durations.format(config.drainDeadline()));

@@ -38,6 +38,7 @@ public final class ObservabilityServer implements AutoCloseable {
      * @param status  status snapshot supplier
      * @param version broker version shown in {@code /statusz}
      * @return the started server
+     * @throws IllegalStateException if the address cannot be bound
      */
     public static ObservabilityServer start(ListenAddress listen,
                                             BrokerMetrics metrics,
@@ -78,6 +79,10 @@ public final class ObservabilityServer implements AutoCloseable {
                         }))
                 .build()
                 .start();
+        if (!server.isRunning()) {
+            // Helidon logs a bind failure and returns a stopped server instead of throwing.
+            throw new IllegalStateException("observability server could not start on " + listen);
+        }
         return new ObservabilityServer(server);
     }
 

@@ -172,6 +172,18 @@ class CliTest {
     }
 
     @Test
+    void anOccupiedMetricsPortIsAStartUpFailureExit3() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+                                                                     java.net.InetAddress.getByName("127.0.0.1"))) {
+            Files.writeString(config, Files.readString(config)
+                    .replace("127.0.0.1:0", "127.0.0.1:" + taken.getLocalPort()));
+            assertEquals(3, cli().build().run("--config", config.toString()));
+            assertTrue(err().contains("event=startup_failed"), err());
+            assertTrue(err().contains("cannot serve metrics_listen 127.0.0.1:" + taken.getLocalPort()), err());
+        }
+    }
+
+    @Test
     void runningServesObservabilityUntilShutdownThenExits0() throws Exception {
         HttpClient http = HttpClient.newHttpClient();
         StringBuilder seen = new StringBuilder();

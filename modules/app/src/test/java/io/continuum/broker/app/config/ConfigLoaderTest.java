@@ -364,6 +364,20 @@ class ConfigLoaderTest {
         }
 
         @Test
+        void aYamlNullIsAnEmptyValueNotADefault() throws IOException {
+            assertEquals(List.of(at("ca_file") + "must not be empty (omit the field to use its default)"),
+                         problems(MINIMAL + "ca_file:\n"));
+        }
+
+        @Test
+        void anEmptyOverlayVariableIsAnError() throws IOException {
+            env.put("CONTINUUM_EVENT_BROKER_CA_FILE", "");
+            assertEquals(List.of("environment variable CONTINUUM_EVENT_BROKER_CA_FILE: ca_file: must not be empty"
+                                         + " (omit the field to use its default)"),
+                         problems(MINIMAL));
+        }
+
+        @Test
         void logFormatIsKeyValueOrJson() throws IOException {
             assertEquals(List.of(at("log_format") + "must be key_value or json, got \"xml\""),
                          problems(MINIMAL + "log_format: xml\n"));
