@@ -1,5 +1,7 @@
 /**
- * The continuum-event-broker program: main, configuration, observability, signals.
+ * The continuum-event-broker program: main, configuration, credential and CA bundle loading,
+ * observability (metrics, health, readiness, status), logging and signal handling.
+ * Only {@code io.continuum.broker.app} (the {@code Main} class) is exported; everything else is internal.
  */
 module io.continuum.broker.app {
     requires io.continuum.broker.relay;
@@ -7,9 +9,11 @@ module io.continuum.broker.app {
     requires io.helidon.config;
     requires io.helidon.config.yaml;
     requires io.helidon.metrics.api;
+    requires io.helidon.webserver.observe;
     requires io.helidon.webserver.observe.metrics;
     requires io.helidon.health;
     requires java.logging;
+    requires jdk.unsupported;
 
     exports io.continuum.broker.app;
 }

@@ -1,7 +1,12 @@
 package io.continuum.broker.app;
 
+import io.continuum.broker.app.cli.Cli;
+
 /**
- * Entry point of {@code continuum-event-broker}.
+ * Entry point of {@code continuum-event-broker}:
+ * {@code continuum-event-broker [--config PATH] [--check-config]}, {@code --help}, {@code --version}.
+ * Exit status: 0 success or clean shutdown, 1 invalid configuration/credential/CA bundle, 2 usage
+ * error, 3 start-up failure, 128 + n after a second signal n.
  */
 public final class Main {
     private Main() {
@@ -13,6 +18,6 @@ public final class Main {
      * @param args command line
      */
     public static void main(String[] args) {
-        System.out.println("continuum-event-broker [--config PATH] [--check-config]");
+        System.exit(Cli.builder().build().run(args));
     }
 }

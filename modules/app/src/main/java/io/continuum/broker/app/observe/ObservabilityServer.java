@@ -1,0 +1,112 @@
+package io.continuum.broker.app.observe;
+
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+import io.continuum.broker.app.config.ListenAddress;
+
+import io.helidon.http.HeaderValues;
+import io.helidon.http.Status;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.ServerResponse;
+import io.helidon.webserver.observe.ObserveFeature;
+import io.helidon.webserver.observe.metrics.MetricsObserver;
+
+/**
+ * The always-on HTTP server on {@code metrics_listen} (R-MET): exactly {@code /metrics}
+ * (Prometheus text), {@code /healthz} (200 while the process runs, never tied to the router or the
+ * API server), {@code /readyz} (503 until the metadata view's initial sync, 200 from then on, also
+ * during later API outages) and {@code /statusz} (a small JSON snapshot). Nothing here ever sees the
+ * credential.
+ */
+public final class ObservabilityServer implements AutoCloseable {
+    private final WebServer server;
+
+    private ObservabilityServer(WebServer server) {
+        this.server = server;
+    }
+
+    /**
+     * Starts the server.
+     *
+     * @param listen  address to bind
+     * @param metrics metrics to serve
+     * @param ready   true once the metadata view completed its initial sync; once seen true,
+     *                {@code /readyz} stays 200
+     * @param status  status snapshot supplier
+     * @param version broker version shown in {@code /statusz}
+     * @return the started server
+     * @throws IllegalStateException if the address cannot be bound
+     */
+    public static ObservabilityServer start(ListenAddress listen,
+                                            BrokerMetrics metrics,
+                                            BooleanSupplier ready,
+                                            Supplier<BrokerStatus> status,
+                                            String version) {
+        Objects.requireNonNull(ready);
+        Objects.requireNonNull(status);
+        AtomicBoolean readyLatch = new AtomicBoolean();
+        MetricsObserver metricsObserver = MetricsObserver.builder()
+                .endpoint("/metrics")
+                .meterRegistry(metrics.registry())
+                .build();
+        ObserveFeature observe = ObserveFeature.builder()
+                .observersDiscoverServices(false)
+                .addObserver(metricsObserver)
+                .build();
+        WebServer server = WebServer.builder()
+                .featuresDiscoverServices(false)
+                .addFeature(observe)
+                .host(listen.host())
+                .port(listen.port())
+                .routing(r -> r
+                        .get("/healthz", (req, res) -> text(res, Status.OK_200, "ok\n"))
+                        .get("/readyz", (req, res) -> {
+                            if (readyLatch.get() || ready.getAsBoolean()) {
+                                readyLatch.set(true);
+                                text(res, Status.OK_200, "ready\n");
+                            } else {
+                                text(res, Status.SERVICE_UNAVAILABLE_503,
+                                     "not ready: initial metadata sync not complete\n");
+                            }
+                        })
+                        .get("/statusz", (req, res) -> {
+                            res.header(HeaderValues.CONTENT_TYPE_JSON);
+                            res.header(HeaderValues.CACHE_NO_CACHE);
+                            res.send(status.get().toJson(version) + "\n");
+                        }))
+                .build()
+                .start();
+        if (!server.isRunning()) {
+            // Helidon logs a bind failure and returns a stopped server instead of throwing.
+            throw new IllegalStateException("observability server could not start on " + listen);
+        }
+        return new ObservabilityServer(server);
+    }
+
+    /**
+     * The bound port (the real one when {@code metrics_listen} asked for port 0).
+     *
+     * @return port
+     */
+    public int port() {
+        return server.port();
+    }
+
+    /**
+     * Stops the server.
+     */
+    @Override
+    public void close() {
+        server.stop();
+    }
+
+    private static void text(ServerResponse res, Status status, String body) {
+        res.status(status);
+        res.header(HeaderValues.CONTENT_TYPE_TEXT_PLAIN);
+        res.header(HeaderValues.CACHE_NO_CACHE);
+        res.send(body);
+    }
+}

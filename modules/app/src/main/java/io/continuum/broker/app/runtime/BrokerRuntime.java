@@ -1,0 +1,44 @@
+package io.continuum.broker.app.runtime;
+
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+import io.continuum.broker.app.observe.BrokerStatus;
+
+/**
+ * The working part of the broker behind the service shell: metadata sync and the bus session
+ * (the relay). The shell starts the observability server, calls {@link #start()}, waits for
+ * SIGTERM/SIGINT, then calls {@link #shutdown(Duration)} and exits 0 (R-BEH-8).
+ */
+public interface BrokerRuntime {
+
+    /**
+     * Readiness for {@code /readyz}: true once every watched namespace completed its initial list.
+     *
+     * @return readiness source
+     */
+    BooleanSupplier ready();
+
+    /**
+     * Snapshot for {@code /statusz}.
+     *
+     * @return status source
+     */
+    Supplier<BrokerStatus> status();
+
+    /**
+     * Starts metadata sync and the session loop; returns at once.
+     */
+    void start();
+
+    /**
+     * Graceful shutdown: send {@code draining}, refuse new subscribes with {@code draining}, let open
+     * streams finish until the deadline, end the session. Returns when done; returns at once when no
+     * session is welcomed.
+     *
+     * @param drainDeadline {@code drain_deadline}
+     * @throws InterruptedException if interrupted while draining
+     */
+    void shutdown(Duration drainDeadline) throws InterruptedException;
+}

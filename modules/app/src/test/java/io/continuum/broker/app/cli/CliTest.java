@@ -1,0 +1,219 @@
+package io.continuum.broker.app.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static io.continuum.broker.app.testsupport.TestCertificates.cert;
+import static io.continuum.broker.app.testsupport.TestCertificates.pem;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * R-CFG command line: {@code continuum-event-broker [--config PATH] [--check-config]}, --help,
+ * --version, usage errors, exit codes; the running shell serves health, readiness, metrics and
+ * status and never shows the credential (R-SEC-14).
+ */
+class CliTest {
+    private static final String SECRET = "Zq9-very-secret-bearer-credential-0123456789";
+    private static final Instant NOW = Instant.parse("2026-06-01T00:00:00Z");
+
+    @TempDir
+    Path dir;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private final Map<String, String> env = new HashMap<>(Map.of("POD_NAMESPACE", "gpu-serving"));
+    private Path config;
+    private Path credential;
+    private Path ca;
+
+    @BeforeEach
+    void files() throws Exception {
+        credential = dir.resolve("credential");
+        Files.writeString(credential, SECRET + "\n");
+        ca = dir.resolve("ca.pem");
+        Files.writeString(ca, pem(cert("CN=Router CA", NOW.plusSeconds(86_400 * 10))));
+        config = dir.resolve("config.yaml");
+        Files.writeString(config, """
+                bus_url: https://router.example.com
+                client_id: broker-a
+                credential_file: %s
+                ca_file: %s
+                dynamo_namespaces: [dynamo]
+                metrics_listen: 127.0.0.1:0
+                """.formatted(credential, ca));
+    }
+
+    @AfterEach
+    void noCredentialAnywhere() {
+        assertFalse(out().contains(SECRET), "credential on stdout");
+        assertFalse(err().contains(SECRET), "credential on stderr / in logs");
+    }
+
+    private Cli.Builder cli() {
+        return Cli.builder()
+                .environment(env)
+                .serviceAccountNamespaceFile(dir.resolve("no-sa"))
+                .out(new PrintStream(out, true, StandardCharsets.UTF_8))
+                .err(new PrintStream(err, true, StandardCharsets.UTF_8))
+                .clock(Clock.fixed(NOW, ZoneOffset.UTC))
+                .shutdownWait(() -> {
+                    throw new AssertionError("must not run the broker");
+                });
+    }
+
+    private String out() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void helpPrintsUsageAndExits0() {
+        assertEquals(0, cli().build().run("--help"));
+        assertTrue(out().startsWith("usage: continuum-event-broker [--config PATH] [--check-config]"), out());
+        assertTrue(out().contains("Exit status:"));
+    }
+
+    @Test
+    void versionPrintsTheBuildVersion() {
+        assertEquals(0, cli().build().run("--version"));
+        assertEquals("continuum-event-broker " + Cli.version() + System.lineSeparator(), out());
+        assertFalse(Cli.version().contains("${"), "version.properties must be filtered");
+        assertFalse(Cli.version().equals("unknown"));
+    }
+
+    @Test
+    void usageErrorsExit2() {
+        for (List<String> args : List.of(List.of("--bogus"), List.of("--config"), List.of("extra"),
+                                         List.of("--config", "a", "--config", "b"), List.of("--config="))) {
+            err.reset();
+            assertEquals(2, cli().build().run(args.toArray(String[]::new)), args.toString());
+            assertTrue(err().contains(Cli.USAGE), err());
+        }
+        err.reset();
+        cli().build().run("--bogus");
+        assertTrue(err().startsWith("continuum-event-broker: unknown option '--bogus'"), err());
+    }
+
+    @Test
+    void checkConfigOfAValidSetUpExits0AndReportsCredentialAndCertificates() {
+        assertEquals(0, cli().build().run("--config", config.toString(), "--check-config"));
+        assertEquals(List.of("configuration " + config + ": ok",
+                             "credential from file " + credential + ": ok (" + SECRET.length() + " bytes)",
+                             "CA bundle " + ca + ": ok (1 certificate)",
+                             "  subject=\"CN=Router CA\" not_after=2026-06-11T00:00:00Z"),
+                     out().lines().toList());
+        assertEquals("", err());
+    }
+
+    @Test
+    void checkConfigListsEveryProblemAndExits1() throws Exception {
+        Files.writeString(config, """
+                bus_url: http://router
+                client_id: broker-a
+                dynamo_namespaces: [dynamo]
+                surprise: 1
+                """);
+        assertEquals(1, cli().build().run("--check-config", "--config=" + config));
+        List<String> lines = err().lines().toList();
+        assertEquals("continuum-event-broker: configuration check failed (3 problems):", lines.get(0));
+        assertTrue(lines.get(1).startsWith("  " + config + ": surprise: unknown field"), lines.get(1));
+        assertTrue(lines.get(2).startsWith("  " + config + ": bus_url: must use https://"), lines.get(2));
+        assertEquals("  credential and CA bundle not checked: the configuration is invalid", lines.get(3));
+    }
+
+    @Test
+    void checkConfigReportsCredentialAndCaProblemsTogether() throws Exception {
+        Files.writeString(credential, "short");
+        Files.writeString(ca, "not a pem");
+        assertEquals(1, cli().build().run("--config", config.toString(), "--check-config"));
+        assertEquals(List.of("continuum-event-broker: configuration check failed (2 problems):",
+                             "  credential from file " + credential + " is 5 bytes, needs 32..512",
+                             "  CA bundle " + ca + " holds no PEM CERTIFICATE block"),
+                     err().lines().toList());
+    }
+
+    @Test
+    void checkConfigUsesTheDefaultPath() {
+        assertEquals(1, cli().build().run("--check-config"));
+        assertTrue(err().contains("/etc/continuum-event-broker/config.yaml: (file): does not exist"), err());
+    }
+
+    @Test
+    void runningRefusesToStartOnAnInvalidCredential() throws Exception {
+        Files.writeString(credential, SECRET.substring(0, 20));
+        assertEquals(1, cli().build().run("--config", config.toString()));
+        assertTrue(err().contains("event=startup_failed"), err());
+        assertTrue(err().contains("is 20 bytes, needs 32..512"), err());
+        assertFalse(err().contains(SECRET.substring(0, 20)));
+    }
+
+    @Test
+    void anOccupiedMetricsPortIsAStartUpFailureExit3() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+                                                                     java.net.InetAddress.getByName("127.0.0.1"))) {
+            Files.writeString(config, Files.readString(config)
+                    .replace("127.0.0.1:0", "127.0.0.1:" + taken.getLocalPort()));
+            assertEquals(3, cli().build().run("--config", config.toString()));
+            assertTrue(err().contains("event=startup_failed"), err());
+            assertTrue(err().contains("cannot serve metrics_listen 127.0.0.1:" + taken.getLocalPort()), err());
+        }
+    }
+
+    @Test
+    void runningServesObservabilityUntilShutdownThenExits0() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        StringBuilder seen = new StringBuilder();
+        int status = cli().shutdownWait(() -> {
+                    // Called once the server is up and the runtime started: probe it, then "receive" SIGTERM.
+                    Matcher m = Pattern.compile("event=started metrics_port=(\\d+)").matcher(err());
+                    assertTrue(m.find(), err());
+                    String base = "http://127.0.0.1:" + m.group(1);
+                    for (String path : List.of("/healthz", "/readyz", "/metrics", "/statusz")) {
+                        try {
+                            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + path)).build(),
+                                                               HttpResponse.BodyHandlers.ofString());
+                            seen.append(path).append(' ').append(r.statusCode()).append('\n');
+                            assertFalse(r.body().contains(SECRET), path + " shows the credential");
+                        } catch (java.io.IOException e) {
+                            throw new AssertionError(e);
+                        }
+                    }
+                    return 15;
+                })
+                .build()
+                .run("--config", config.toString());
+        assertEquals(0, status);
+        // The idle runtime never syncs metadata: not ready, but healthy.
+        assertEquals("/healthz 200\n/readyz 503\n/metrics 200\n/statusz 200\n", seen.toString());
+        String log = err();
+        assertTrue(log.contains("event=config_loaded"), log);
+        assertTrue(log.contains("credential=\"file " + credential + " (value redacted)\""), log);
+        assertTrue(log.contains("event=shutdown_requested signal=15"), log);
+        assertTrue(log.contains("event=stopped"), log);
+        log.lines().forEach(l -> assertTrue(l.startsWith("ts="), "not one key=value line per event: " + l));
+    }
+}

@@ -1,0 +1,212 @@
+package io.continuum.broker.app.observe;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import io.continuum.broker.app.config.ListenAddress;
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.EndReason;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * R-MET: every metric of the table with its exact name and label set, every label value
+ * pre-registered at zero, typed updates, and a valid Prometheus exposition (promtool).
+ */
+class BrokerMetricsTest {
+    private static final String P = "continuum_event_broker_";
+    private static final Set<String> CODES = Set.of(
+            "unsupported_target", "target_not_advertised", "target_not_allowed", "upstream_connect_failed",
+            "too_many_streams", "duplicate_stream", "draining", "idle_timeout", "upstream_closed",
+            "buffer_overflow", "unknown_stream", "protocol_error", "unauthorized", "unsupported_version",
+            "superseded", "internal_error", "unknown");
+    private static final Set<String> END_REASONS = Set.of(
+            "shutdown", "drained", "refused", "idle_timeout", "terminal_error", "router_closed",
+            "connect_failed", "connection_lost", "protocol_error");
+
+    /** R-MET table: family name (as exposed) -> label key -> every label value. */
+    private static final Map<String, Map<String, Set<String>>> R_MET = new TreeMap<>(Map.ofEntries(
+            Map.entry(P + "session_connected", Map.of()),
+            Map.entry(P + "session_attempts_total", Map.of("result", Set.of("welcomed", "refused", "failed"))),
+            Map.entry(P + "session_ends_total", Map.of("reason", END_REASONS)),
+            Map.entry(P + "reconnects_total", Map.of()),
+            Map.entry(P + "subscribes_total", Map.of("result", Set.of("opened", "refused"))),
+            Map.entry(P + "refusals_total", Map.of("code", CODES)),
+            Map.entry(P + "stream_closes_total", Map.of("code", CODES)),
+            Map.entry(P + "overflow_closes_total", Map.of()),
+            Map.entry(P + "open_streams", Map.of()),
+            Map.entry(P + "relayed_bytes_total",
+                      Map.of("direction", Set.of("upstream_to_router", "router_to_upstream"))),
+            Map.entry(P + "metadata_synced", Map.of()),
+            Map.entry(P + "metadata_resources", Map.of()),
+            Map.entry(P + "metadata_publishers", Map.of()),
+            Map.entry(P + "metadata_watch_restarts_total",
+                      Map.of("reason", Set.of("expired", "error", "closed", "timeout", "disconnected"))),
+            Map.entry(P + "metadata_skipped_total",
+                      Map.of("reason", Set.of("malformed_resource", "no_data", "malformed_channel",
+                                              "invalid_endpoint", "oversized", "channel_cap", "publisher_cap",
+                                              "resource_cap", "total_cap")))));
+
+    private BrokerMetrics metrics;
+    private ObservabilityServer server;
+
+    @BeforeEach
+    void start() {
+        metrics = BrokerMetrics.create();
+        server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), metrics, () -> false,
+                                           () -> new BrokerStatus(BrokerStatus.SessionState.IDLE, Instant.EPOCH,
+                                                                  "c", "https://r:443", Optional.empty(),
+                                                                  0, false, 0, 0),
+                                           "test");
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        metrics.close();
+    }
+
+    @Test
+    void exposesExactlyTheRMetFamiliesWithTheirLabelSetsAllAtZeroFromStartUp() throws Exception {
+        String text = scrape();
+        Map<String, Map<String, Set<String>>> seen = new TreeMap<>();
+        for (PrometheusText.Sample s : PrometheusText.samples(text)) {
+            if (!s.name().startsWith(P)) {
+                continue;
+            }
+            assertEquals(0.0, s.value(), "not zero at start-up: " + s);
+            Map<String, Set<String>> labels = seen.computeIfAbsent(s.name(), k -> new TreeMap<>());
+            s.labels().forEach((k, v) -> {
+                if (!k.equals("scope")) { // Helidon always adds scope="application"
+                    labels.computeIfAbsent(k, x -> new TreeSet<>()).add(v);
+                }
+            });
+        }
+        assertEquals(R_MET.keySet(), seen.keySet());
+        R_MET.forEach((name, labels) -> assertEquals(labels, seen.get(name), name));
+    }
+
+    @Test
+    void everyCodeAndEndReasonOfTheProtocolEnumsIsALabelValue() {
+        // The protocol enums are the source of the label values; guard against drift from section 7.
+        assertEquals(CODES, Arrays.stream(Code.values()).map(Code::wire).collect(Collectors.toSet()));
+        assertEquals(END_REASONS, Arrays.stream(EndReason.values()).map(EndReason::wire).collect(Collectors.toSet()));
+    }
+
+    @Test
+    void typedMethodsCountUnderTheirLabels() throws Exception {
+        metrics.sessionAttempt(AttemptResult.REFUSED);
+        metrics.sessionEnded(EndReason.CONNECT_FAILED);
+        metrics.reconnect();
+        metrics.reconnect();
+        metrics.subscribeOpened();
+        metrics.subscribeRefused(Code.TARGET_NOT_ALLOWED);
+        metrics.streamClosed(Code.BUFFER_OVERFLOW);
+        metrics.streamClosed(Code.UPSTREAM_CLOSED);
+        metrics.relayedBytes(Direction.UPSTREAM_TO_ROUTER, 1000);
+        metrics.relayedBytes(Direction.ROUTER_TO_UPSTREAM, 7);
+        metrics.watchRestart(WatchRestartReason.EXPIRED);
+        metrics.metadataSkipped(SkipReason.CHANNEL_CAP, 3);
+        metrics.bindSessionConnected(() -> true);
+        metrics.bindOpenStreams(() -> 5);
+        metrics.bindMetadataSynced(() -> true);
+        metrics.bindMetadataResources(() -> 12);
+        metrics.bindMetadataPublishers(() -> 9);
+
+        String t = scrape();
+        assertEquals(1, PrometheusText.value(t, P + "session_attempts_total", "result", "refused"));
+        assertEquals(0, PrometheusText.value(t, P + "session_attempts_total", "result", "welcomed"));
+        assertEquals(1, PrometheusText.value(t, P + "session_ends_total", "reason", "connect_failed"));
+        assertEquals(2, PrometheusText.value(t, P + "reconnects_total", null, null));
+        assertEquals(1, PrometheusText.value(t, P + "subscribes_total", "result", "opened"));
+        assertEquals(1, PrometheusText.value(t, P + "subscribes_total", "result", "refused"));
+        assertEquals(1, PrometheusText.value(t, P + "refusals_total", "code", "target_not_allowed"));
+        assertEquals(1, PrometheusText.value(t, P + "stream_closes_total", "code", "buffer_overflow"));
+        assertEquals(1, PrometheusText.value(t, P + "stream_closes_total", "code", "upstream_closed"));
+        assertEquals(1, PrometheusText.value(t, P + "overflow_closes_total", null, null));
+        assertEquals(1000, PrometheusText.value(t, P + "relayed_bytes_total", "direction", "upstream_to_router"));
+        assertEquals(7, PrometheusText.value(t, P + "relayed_bytes_total", "direction", "router_to_upstream"));
+        assertEquals(1, PrometheusText.value(t, P + "metadata_watch_restarts_total", "reason", "expired"));
+        assertEquals(3, PrometheusText.value(t, P + "metadata_skipped_total", "reason", "channel_cap"));
+        assertEquals(1, PrometheusText.value(t, P + "session_connected", null, null));
+        assertEquals(5, PrometheusText.value(t, P + "open_streams", null, null));
+        assertEquals(1, PrometheusText.value(t, P + "metadata_synced", null, null));
+        assertEquals(12, PrometheusText.value(t, P + "metadata_resources", null, null));
+        assertEquals(9, PrometheusText.value(t, P + "metadata_publishers", null, null));
+    }
+
+    @Test
+    void unrecognizedWireCodesAreCountedAsUnknown() throws Exception {
+        metrics.streamClosed(Code.fromWire("something_new"));
+        assertEquals(1, PrometheusText.value(scrape(), P + "stream_closes_total", "code", "unknown"));
+    }
+
+    @Test
+    void negativeAmountsAreRejected() {
+        assertThrows(IllegalArgumentException.class, () -> metrics.relayedBytes(Direction.UPSTREAM_TO_ROUTER, -1));
+        assertThrows(IllegalArgumentException.class, () -> metrics.metadataSkipped(SkipReason.NO_DATA, -1));
+    }
+
+    /**
+     * The exposition passes {@code promtool check metrics} (Prometheus's own parser and linter).
+     * CI installs it: {@code apt-get install -y --no-install-recommends prometheus}.
+     */
+    @Test
+    void expositionPassesPromtoolCheckMetrics() throws Exception {
+        Optional<Path> promtool = promtool();
+        Assumptions.assumeTrue(promtool.isPresent(),
+                               "promtool not found on PATH: install Debian's prometheus package"
+                                       + " (apt-get install -y --no-install-recommends prometheus) to run this check");
+        metrics.subscribeRefused(Code.DRAINING);
+        String text = scrape();
+        Process p = new ProcessBuilder(promtool.get().toString(), "check", "metrics")
+                .redirectErrorStream(true)
+                .start();
+        p.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(true, p.waitFor(60, TimeUnit.SECONDS), "promtool did not finish");
+        assertEquals(0, p.exitValue(), "promtool check metrics failed:\n" + out + "\n--- exposition:\n" + text);
+        assertEquals("", out.strip(), "promtool reported lint problems:\n" + out);
+    }
+
+    private static Optional<Path> promtool() {
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String dir : path.split(java.io.File.pathSeparator)) {
+            Path candidate = Path.of(dir, "promtool");
+            if (Files.isExecutable(candidate)) {
+                return Optional.of(candidate);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private String scrape() throws IOException, InterruptedException {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode());
+        return r.body();
+    }
+}
