@@ -1,0 +1,51 @@
+package io.continuum.broker.testing.kube;
+
+/**
+ * A one-shot failure the fake API server applies to the next request of a kind
+ * ({@link FakeKubeApi#inject(RequestKind, Fault)}).
+ */
+public sealed interface Fault {
+    /**
+     * Answer with this HTTP status and a Kubernetes {@code Status} body.
+     *
+     * @param code HTTP status
+     */
+    record Status(int code) implements Fault {
+    }
+
+    /** Read the request, never answer the head; the connection stays open until the client gives up. */
+    record Hang() implements Fault {
+    }
+
+    /** Answer the head and part of the body, then reset the connection. */
+    record DropMidBody() implements Fault {
+    }
+
+    /**
+     * An HTTP status fault.
+     *
+     * @param code HTTP status
+     * @return fault
+     */
+    static Fault status(int code) {
+        return new Status(code);
+    }
+
+    /**
+     * A hang fault.
+     *
+     * @return fault
+     */
+    static Fault hang() {
+        return new Hang();
+    }
+
+    /**
+     * A connection dropped mid-body.
+     *
+     * @return fault
+     */
+    static Fault dropMidBody() {
+        return new DropMidBody();
+    }
+}
