@@ -40,7 +40,6 @@ public final class MetadataParser {
     private static final int MAX_DEPTH = 10_000;
 
     private final Limits limits;
-    private final JsonFactory factory;
 
     /**
      * Creates a parser.
@@ -49,9 +48,15 @@ public final class MetadataParser {
      */
     public MetadataParser(Limits limits) {
         this.limits = Objects.requireNonNull(limits, "limits");
-        this.factory = JsonFactory.builder()
-                // Attacker-chosen field names must not grow a shared symbol table.
-                .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
+    }
+
+    /**
+     * A factory per list page or watch pass: attacker-chosen field names then only grow a symbol table
+     * that dies with the pass. Canonicalization itself must stay on: without it Jackson reads bytes
+     * through a character reader and byte offsets (the channel value size) are unknown.
+     */
+    private static JsonFactory newFactory() {
+        return JsonFactory.builder()
                 .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
                 .streamReadConstraints(StreamReadConstraints.builder()
                         .maxNameLength(MAX_TOKEN_CHARS)
@@ -98,6 +103,7 @@ public final class MetadataParser {
      */
     public ListPage readList(InputStream in, Consumer<ParsedResource> sink) throws IOException {
         TapInputStream tap = new TapInputStream(in);
+        JsonFactory factory = newFactory();
         try (JsonParser p = factory.createParser(tap)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new MalformedException("list is not an object");
@@ -122,7 +128,7 @@ public final class MetadataParser {
                     }
                 } else if ("items".equals(field) && t == JsonToken.START_ARRAY) {
                     while (p.nextToken() != JsonToken.END_ARRAY) {
-                        sink.accept(readResource(p, tap));
+                        sink.accept(readResource(factory, p, tap));
                         items++;
                     }
                 } else if ("items".equals(field) && t != JsonToken.VALUE_NULL) {
@@ -144,15 +150,18 @@ public final class MetadataParser {
      */
     public EventReader events(InputStream in) throws IOException {
         TapInputStream tap = new TapInputStream(in);
-        return new EventReader(factory.createParser(tap), tap);
+        JsonFactory factory = newFactory();
+        return new EventReader(factory, factory.createParser(tap), tap);
     }
 
     /** Reads watch events one at a time from one response body. */
     public final class EventReader implements Closeable {
+        private final JsonFactory factory;
         private final JsonParser p;
         private final TapInputStream tap;
 
-        private EventReader(JsonParser p, TapInputStream tap) {
+        private EventReader(JsonFactory factory, JsonParser p, TapInputStream tap) {
+            this.factory = factory;
             this.p = p;
             this.tap = tap;
         }
@@ -179,7 +188,7 @@ public final class MetadataParser {
                 if ("type".equals(field) && v == JsonToken.VALUE_STRING) {
                     type = p.getText();
                 } else if ("object".equals(field)) {
-                    object = readResource(p, tap);
+                    object = readResource(factory, p, tap);
                 } else {
                     p.skipChildren();
                 }
@@ -197,7 +206,7 @@ public final class MetadataParser {
     }
 
     /** Reads the value at the current token as a resource; the parser ends on the value's last token. */
-    private ParsedResource readResource(JsonParser p, TapInputStream tap) throws IOException {
+    private ParsedResource readResource(JsonFactory factory, JsonParser p, TapInputStream tap) throws IOException {
         Resource r = new Resource();
         if (p.currentToken() != JsonToken.START_OBJECT) {
             p.skipChildren();
@@ -216,7 +225,7 @@ public final class MetadataParser {
                 }
                 case "spec" -> {
                     if (t == JsonToken.START_OBJECT) {
-                        readSpec(p, tap, r);
+                        readSpec(factory, p, tap, r);
                     } else {
                         p.skipChildren();
                     }
@@ -252,26 +261,26 @@ public final class MetadataParser {
         }
     }
 
-    private void readSpec(JsonParser p, TapInputStream tap, Resource r) throws IOException {
+    private void readSpec(JsonFactory factory, JsonParser p, TapInputStream tap, Resource r) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken t = p.nextToken();
             if ("data".equals(field) && t == JsonToken.START_OBJECT) {
                 r.hasData = true;
-                readData(p, tap, r);
+                readData(factory, p, tap, r);
             } else {
                 p.skipChildren();
             }
         }
     }
 
-    private void readData(JsonParser p, TapInputStream tap, Resource r) throws IOException {
+    private void readData(JsonFactory factory, JsonParser p, TapInputStream tap, Resource r) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken t = p.nextToken();
             if ("event_channels".equals(field)) {
                 if (t == JsonToken.START_OBJECT) {
-                    readChannels(p, tap, r);
+                    readChannels(factory, p, tap, r);
                 } else if (t != JsonToken.VALUE_NULL) {
                     // Decision: an event_channels that is not an object is one malformed channel entry.
                     p.skipChildren();
@@ -284,7 +293,8 @@ public final class MetadataParser {
         }
     }
 
-    private void readChannels(JsonParser p, TapInputStream tap, Resource r) throws IOException {
+    private void readChannels(JsonFactory factory, JsonParser p, TapInputStream tap, Resource r)
+            throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String key = p.currentName();
             JsonToken t = p.nextToken();
@@ -307,14 +317,14 @@ public final class MetadataParser {
                 if (value == null) {
                     r.skip(SkipReason.OVERSIZED);
                 } else {
-                    readChannel(value, r);
+                    readChannel(factory, value, r);
                 }
             }
         }
     }
 
     /** Decodes one channel value from its bounded raw JSON text. */
-    private void readChannel(byte[] json, Resource r) {
+    private void readChannel(JsonFactory factory, byte[] json, Resource r) {
         Channel c = new Channel();
         try (JsonParser p = factory.createParser(json)) {
             p.nextToken();
