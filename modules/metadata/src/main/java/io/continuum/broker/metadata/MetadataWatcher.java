@@ -237,6 +237,16 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         return catalog.snapshot();
     }
 
+    /** Whether every watcher thread has ended (after {@link #close()}). */
+    boolean isTerminated() {
+        for (Worker w : workers) {
+            if (w.thread != null && w.thread.isAlive()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void fireChange() {
         for (Runnable l : listeners) {
             try {

@@ -74,6 +74,7 @@ public final class FakeKubeApi implements Closeable {
     private final Path kubeconfig;
     private final Consumer<RecordedRequest> requestListener;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+    private final Set<Socket> hung = ConcurrentHashMap.newKeySet();
     private final CountDownLatch closed = new CountDownLatch(1);
     private final AtomicLong sequence = new AtomicLong();
     private final List<RecordedRequest> requests = new CopyOnWriteArrayList<>();
@@ -112,7 +113,7 @@ public final class FakeKubeApi implements Closeable {
         }
     }
 
-    private record OpenWatch(String namespace, boolean bookmarks, LinkedBlockingQueue<WatchCommand> queue) {
+    private record OpenWatch(long sequence, String namespace, boolean bookmarks, LinkedBlockingQueue<WatchCommand> queue) {
     }
 
     private FakeKubeApi(Builder builder) throws IOException {
@@ -278,14 +279,42 @@ public final class FakeKubeApi implements Closeable {
     public void sendWatchError(String namespace, int code) {
         lock.lock();
         try {
-            for (OpenWatch w : watches) {
+            for (OpenWatch w : List.copyOf(watches)) {
                 if (w.namespace().equals(namespace)) {
                     w.queue().add(new WatchCommand.Line("{\"type\":\"ERROR\",\"object\":" + status(code) + "}"));
                     w.queue().add(new WatchCommand.End());
+                    watches.remove(w); // no longer counted as open: awaitOpenWatches waits for the next one
+                }
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Writes a raw line (anything, even invalid JSON) to the namespace's open watches.
+     *
+     * @param namespace Kubernetes namespace
+     * @param line      raw text, sent as one chunk followed by a newline
+     */
+    public void sendWatchLine(String namespace, String line) {
+        lock.lock();
+        try {
+            for (OpenWatch w : watches) {
+                if (w.namespace().equals(namespace)) {
+                    w.queue().add(new WatchCommand.Line(line));
                 }
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Resets the connections of every request held by a {@link Fault.Hang}. */
+    public void releaseHangs() {
+        for (Socket s : hung) {
+            reset(s);
         }
     }
 
@@ -418,6 +447,40 @@ public final class FakeKubeApi implements Closeable {
         }
     }
 
+    /**
+     * Waits until a watch of the namespace opened by a request later than {@code afterSequence} is open
+     * (a client that gave up on an older watch may not have been noticed yet; this ignores it).
+     *
+     * @param namespace     Kubernetes namespace
+     * @param afterSequence request sequence the watch must come after (0 for any)
+     * @param timeout       bound
+     * @return the request sequence of the open watch
+     * @throws AssertionError when none opened in time
+     */
+    public long awaitNewWatch(String namespace, long afterSequence, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        lock.lock();
+        try {
+            while (true) {
+                for (OpenWatch w : watches) {
+                    if (w.namespace().equals(namespace) && w.sequence() > afterSequence) {
+                        return w.sequence();
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new AssertionError("no new watch of " + namespace + " within " + timeout);
+                }
+                changed.awaitNanos(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public void close() {
         if (closed.getCount() == 0) {
@@ -523,7 +586,12 @@ public final class FakeKubeApi implements Closeable {
                 return true;
             }
             case Fault.Hang h -> {
-                awaitClientGoneOrClose(socket);
+                hung.add(socket);
+                try {
+                    awaitClientGoneOrClose(socket);
+                } finally {
+                    hung.remove(socket);
+                }
                 return false;
             }
             case null -> {
@@ -541,7 +609,7 @@ public final class FakeKubeApi implements Closeable {
         }
         return switch (kind) {
             case LIST -> list(namespace, query, out);
-            case WATCH -> watch(namespace, query, socket, out);
+            case WATCH -> watch(recorded.sequence(), namespace, query, socket, out);
             case OTHER -> {
                 respond(out, 404, status(404));
                 yield true;
@@ -599,13 +667,14 @@ public final class FakeKubeApi implements Closeable {
         return true;
     }
 
-    private boolean watch(String namespace, Map<String, String> query, Socket socket, OutputStream out)
+    private boolean watch(long requestSequence, String namespace, Map<String, String> query, Socket socket,
+                          OutputStream out)
             throws IOException {
         long from = query.containsKey("resourceVersion") && !query.get("resourceVersion").isEmpty()
                 ? parseLong(query.get("resourceVersion")) : -1;
         long timeoutSeconds = query.containsKey("timeoutSeconds") ? parseLong(query.get("timeoutSeconds")) : 1800;
         boolean bookmarks = "true".equals(query.get("allowWatchBookmarks"));
-        OpenWatch watch = new OpenWatch(namespace, bookmarks, new LinkedBlockingQueue<>());
+        OpenWatch watch = new OpenWatch(requestSequence, namespace, bookmarks, new LinkedBlockingQueue<>());
         List<String> backlog = new ArrayList<>();
         lock.lock();
         try {
@@ -684,12 +753,15 @@ public final class FakeKubeApi implements Closeable {
         }
     }
 
+    /** Ends every open watch; they stop counting as open at once. */
     private void commandAll(WatchCommand command) {
         lock.lock();
         try {
             for (OpenWatch w : watches) {
                 w.queue().add(command);
             }
+            watches.clear();
+            changed.signalAll();
         } finally {
             lock.unlock();
         }
