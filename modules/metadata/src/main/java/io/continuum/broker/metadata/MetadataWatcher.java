@@ -3,7 +3,6 @@ package io.continuum.broker.metadata;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -82,7 +81,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
     private final CountDownLatch syncedLatch = new CountDownLatch(1);
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final AtomicBoolean started = new AtomicBoolean();
-    private final List<Worker> workers = new ArrayList<>();
+    private final List<Worker> workers = new CopyOnWriteArrayList<>();
     private volatile boolean synced;
     private volatile boolean closed;
 
@@ -122,7 +121,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
      *
      * @return this
      */
-    public MetadataWatcher start() {
+    public synchronized MetadataWatcher start() {
         if (closed) {
             throw new IllegalStateException("closed");
         }
@@ -207,10 +206,12 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
     /** Stops every watcher thread and waits (bounded) for them to end. */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         closedLatch.countDown();
         for (Worker w : workers) {
             Call call = w.current;
@@ -294,8 +295,17 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
                 } catch (Restart r) {
                     reason = r.reason;
                     resourceVersion = null; // relist (R-META 2: the snapshot stays until it commits)
-                    LOG.info(() -> "metadata watch of " + namespace + " restarting: " + r.reason.label()
-                            + " (" + r.getMessage() + ")");
+                    if (!closed) {
+                        LOG.info(() -> "metadata watch of " + namespace + " restarting: " + r.reason.label()
+                                + " (" + r.getMessage() + ")");
+                    }
+                } catch (RuntimeException e) {
+                    // A bug must not end the namespace's thread for good: count, log, relist.
+                    reason = RestartReason.ERROR;
+                    resourceVersion = null;
+                    if (!closed) {
+                        LOG.log(Level.WARNING, "metadata watch of " + namespace + " failed", e);
+                    }
                 }
                 if (closed) {
                     return;
