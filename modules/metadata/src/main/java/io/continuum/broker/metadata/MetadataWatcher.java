@@ -519,11 +519,13 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
 
         /**
          * The API client; by default {@code Config.defaultClient()} (KUBECONFIG, ~/.kube/config, then the
-         * in-cluster service account).
+         * in-cluster service account). Callers read module {@code io.kubernetes.client.java.api} themselves
+         * (an automatic module cannot be re-exported without a lint warning).
          *
          * @param apiClient client
          * @return this
          */
+        @SuppressWarnings("exports")
         public Builder apiClient(ApiClient apiClient) {
             this.apiClient = Objects.requireNonNull(apiClient, "apiClient");
             return this;

@@ -338,6 +338,37 @@ class MetadataWatcherTest {
         assertTrue(w.isSynced());
     }
 
+    /** A BOOKMARK advances the resourceVersion a closed watch resumes from (no relist). */
+    @Test
+    void bookmarksAdvanceTheResumeVersion() throws Exception {
+        api();
+        api.put("ns1", resource("a", "tcp://10.10.0.1:5557"));
+        MetadataWatcher w = start(watcher("ns1"));
+        assertTrue(w.awaitSynced(WAIT));
+        long seq = api.awaitNewWatch("ns1", 0, WAIT);
+        api.put("elsewhere", resource("x", "tcp://10.10.0.9:5557")); // unseen by the ns1 watch
+        long bookmarked = api.resourceVersion();
+        api.bookmark("ns1");
+        api.endWatches();
+        long next = api.awaitNewWatch("ns1", seq, WAIT);
+        RecordedRequest rewatch = api.requests().stream().filter(r -> r.sequence() == next).findFirst().orElseThrow();
+        assertEquals(Long.toString(bookmarked), rewatch.param("resourceVersion"));
+        assertEquals(1, api.requests().stream().filter(r -> r.kind() == RequestKind.LIST).count());
+        assertEquals(Map.of(RestartReason.CLOSED, 1), metrics.restartCounts());
+    }
+
+    /** A list whose connection drops mid-body counts `disconnected`, then the list is retried from the start. */
+    @Test
+    void listDroppedMidBodyIsDisconnectedAndRetried() throws Exception {
+        api();
+        api.put("ns1", resource("a", "tcp://10.11.0.1:5557"));
+        api.inject(RequestKind.LIST, Fault.dropMidBody());
+        MetadataWatcher w = start(watcher("ns1"));
+        assertTrue(w.awaitSynced(WAIT));
+        assertEquals(Advertisement.ADVERTISED, w.check(key("10.11.0.1", 5557)));
+        assertEquals(Map.of(RestartReason.DISCONNECTED, 1), metrics.restartCounts());
+    }
+
     /** Malformed resources in watch events are skipped and counted; the watch continues (R-META 7). */
     @Test
     void malformedWatchObjectsAreSkippedNotFatal() throws Exception {

@@ -27,7 +27,7 @@ public final class ShardedMap<K, V> {
 
     @SuppressWarnings("unchecked")
     private static <K, V> Map<K, V>[] emptyShards() {
-        Map<K, V>[] shards = new Map[SHARDS];
+        Map<K, V>[] shards = (Map<K, V>[]) new Map<?, ?>[SHARDS];
         Arrays.fill(shards, Map.of());
         return shards;
     }
