@@ -155,6 +155,7 @@ class MetadataWatcherTest {
         assertEquals(Advertisement.NOT_SYNCED, w.check(key("10.2.0.1", 5557)));
         assertEquals(Advertisement.NOT_SYNCED, w.check(key("10.2.0.2", 5557)));
 
+        api.awaitRequest(r -> r.kind() == RequestKind.LIST && r.sequence() >= 2, WAIT); // both have asked
         api.releaseHangs(); // the hung list fails (disconnected) and is retried
         assertTrue(w.awaitSynced(WAIT));
         assertEquals(Advertisement.ADVERTISED, w.check(key("10.2.0.1", 5557)));
@@ -217,6 +218,8 @@ class MetadataWatcherTest {
             }
         });
 
+        Changes duringOutage = new Changes();
+        w.onChange(duringOutage);
         api.inject(RequestKind.LIST, Fault.status(500));
         api.inject(RequestKind.LIST, Fault.status(503));
         api.inject(RequestKind.LIST, Fault.hang());
@@ -233,6 +236,7 @@ class MetadataWatcherTest {
         assertEquals(Advertisement.ADVERTISED, w.check(key("10.4.0.1", 5557)));
         assertEquals(Advertisement.NOT_ADVERTISED, w.check(key("10.4.0.3", 5557)));
 
+        assertEquals(0, duringOutage.count.get()); // never fired merely because the API is unreachable
         Changes changes = new Changes();
         w.onChange(changes);
         api.releaseHangs();

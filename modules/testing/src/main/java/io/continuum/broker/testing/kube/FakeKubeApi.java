@@ -577,6 +577,9 @@ public final class FakeKubeApi implements Closeable {
             changed.signalAll();
             Queue<Fault> queue = faults.get(kind);
             fault = queue == null ? null : queue.poll();
+            if (fault instanceof Fault.Hang) {
+                hung.add(socket); // before the request is visible to awaitRequest: releaseHangs() finds it
+            }
         } finally {
             lock.unlock();
         }
@@ -586,7 +589,6 @@ public final class FakeKubeApi implements Closeable {
                 return true;
             }
             case Fault.Hang h -> {
-                hung.add(socket);
                 try {
                     awaitClientGoneOrClose(socket);
                 } finally {
