@@ -136,6 +136,36 @@ class MetadataWatcherTest {
         assertEquals("300", watch.param("timeoutSeconds"));
     }
 
+    /**
+     * R-META 5: a page is parsed as it streams in. The fake server sends 10 items of a 32-item page and
+     * stalls until the view has counted a skip in the 5th of them; a client that buffered whole pages
+     * before parsing would never get there (the test would time out).
+     */
+    @Test
+    void pageIsParsedFromTheStreamNotBufferedWhole() throws Exception {
+        api();
+        for (int i = 0; i < 40; i++) {
+            // w004 has no spec.data: the parser counts no_data while reading it
+            api.put("ns1", i == 4 ? "{\"metadata\":{\"name\":\"w004\"}}"
+                    : resource(String.format("w%03d", i), "tcp://10.12.0." + (i + 1) + ":5557"));
+        }
+        java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+        api.inject(RequestKind.LIST, Fault.stallMidBody(10, resume));
+        MetadataMetrics releasing = new MetadataMetrics() {
+            @Override
+            public void skipped(SkipReason reason) {
+                metrics.skipped(reason);
+                if (reason == SkipReason.NO_DATA) {
+                    resume.countDown();
+                }
+            }
+        };
+        MetadataWatcher w = start(watcher("ns1").metrics(releasing));
+        assertTrue(w.awaitSynced(WAIT));
+        assertEquals(40, w.resourceCount());
+        assertEquals(1, metrics.skipCount(SkipReason.NO_DATA));
+    }
+
     /** R-BEH 1, R-META 1: nothing is advertised until EVERY watched namespace finished its initial list. */
     @Test
     void syncedOnlyAfterAllNamespacesListed() throws Exception {

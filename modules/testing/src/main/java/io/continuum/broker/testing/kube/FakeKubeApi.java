@@ -598,6 +598,9 @@ public final class FakeKubeApi implements Closeable {
             }
             case null -> {
             }
+            case Fault.StallMidBody stall -> {
+                // handled by list(); a WATCH with this fault is served normally
+            }
             case Fault.DropMidBody d -> {
                 byte[] body = ("{\"kind\":\"DynamoWorkerMetadataList\",\"metadata\":{\"resourceVersion\":\""
                         + resourceVersion() + "\"},\"items\":[{\"metadata\":{\"name\":\"half").getBytes(StandardCharsets.UTF_8);
@@ -610,7 +613,7 @@ public final class FakeKubeApi implements Closeable {
             }
         }
         return switch (kind) {
-            case LIST -> list(namespace, query, out);
+            case LIST -> list(namespace, query, out, fault instanceof Fault.StallMidBody st ? st : null);
             case WATCH -> watch(recorded.sequence(), namespace, query, socket, out);
             case OTHER -> {
                 respond(out, 404, status(404));
@@ -619,7 +622,8 @@ public final class FakeKubeApi implements Closeable {
         };
     }
 
-    private boolean list(String namespace, Map<String, String> query, OutputStream out) throws IOException {
+    private boolean list(String namespace, Map<String, String> query, OutputStream out, Fault.StallMidBody stall)
+            throws IOException {
         int limit = query.containsKey("limit") ? Integer.parseInt(query.get("limit")) : Integer.MAX_VALUE;
         if (limit <= 0) {
             limit = Integer.MAX_VALUE;
@@ -652,6 +656,7 @@ public final class FakeKubeApi implements Closeable {
         }
         int end = (int) Math.min(snapshot.items().size(), (long) offset + limit);
         StringBuilder body = new StringBuilder(1024);
+        int stallAt = -1;
         body.append("{\"apiVersion\":\"nvidia.com/v1alpha1\",\"kind\":\"DynamoWorkerMetadataList\",\"metadata\":{");
         if (end < snapshot.items().size()) {
             body.append("\"continue\":\"c-").append(id).append('-').append(end).append("\",")
@@ -659,13 +664,37 @@ public final class FakeKubeApi implements Closeable {
         }
         body.append("\"resourceVersion\":\"").append(snapshot.resourceVersion()).append("\"},\"items\":[");
         for (int i = offset; i < end; i++) {
+            if (stall != null && i - offset == stall.afterItems()) {
+                stallAt = body.length();
+            }
             if (i > offset) {
                 body.append(',');
             }
             body.append(snapshot.items().get(i));
         }
         body.append("]}");
-        respond(out, 200, body.toString());
+        if (stallAt < 0) {
+            respond(out, 200, body.toString());
+            return true;
+        }
+        byte[] first = body.substring(0, stallAt).getBytes(StandardCharsets.UTF_8);
+        byte[] rest = body.substring(stallAt).getBytes(StandardCharsets.UTF_8);
+        out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + (first.length + rest.length) + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+        out.write(first);
+        out.flush();
+        try {
+            while (!stall.resume().await(100, TimeUnit.MILLISECONDS)) {
+                if (closed.getCount() == 0) {
+                    return false;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        out.write(rest);
+        out.flush();
         return true;
     }
 

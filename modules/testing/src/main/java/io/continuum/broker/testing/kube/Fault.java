@@ -22,6 +22,28 @@ public sealed interface Fault {
     }
 
     /**
+     * For a LIST: send the head and the page up to (not including) item {@code afterItems}, then wait
+     * (without limit) for {@code resume} before sending the rest. Shows whether a client parses a page as
+     * it streams in: one that buffers the whole page first never sees those items.
+     *
+     * @param afterItems items sent before the stall
+     * @param resume     released by the test
+     */
+    record StallMidBody(int afterItems, java.util.concurrent.CountDownLatch resume) implements Fault {
+    }
+
+    /**
+     * A stall in the middle of a list page.
+     *
+     * @param afterItems items sent before the stall
+     * @param resume     latch that lets the rest through
+     * @return fault
+     */
+    static Fault stallMidBody(int afterItems, java.util.concurrent.CountDownLatch resume) {
+        return new StallMidBody(afterItems, resume);
+    }
+
+    /**
      * An HTTP status fault.
      *
      * @param code HTTP status
