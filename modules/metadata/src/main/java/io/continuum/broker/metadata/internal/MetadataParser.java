@@ -103,8 +103,8 @@ public final class MetadataParser {
      */
     public ListPage readList(InputStream in, Consumer<ParsedResource> sink) throws IOException {
         TapInputStream tap = new TapInputStream(in);
-        JsonFactory factory = newFactory();
-        try (JsonParser p = factory.createParser(tap)) {
+        Pass pass = new Pass(newFactory());
+        try (JsonParser p = pass.json().createParser(tap)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new MalformedException("list is not an object");
             }
@@ -128,7 +128,7 @@ public final class MetadataParser {
                     }
                 } else if ("items".equals(field) && t == JsonToken.START_ARRAY) {
                     while (p.nextToken() != JsonToken.END_ARRAY) {
-                        sink.accept(readResource(factory, p, tap));
+                        sink.accept(readResource(pass, p, tap));
                         items++;
                     }
                 } else if ("items".equals(field) && t != JsonToken.VALUE_NULL) {
@@ -150,18 +150,18 @@ public final class MetadataParser {
      */
     public EventReader events(InputStream in) throws IOException {
         TapInputStream tap = new TapInputStream(in);
-        JsonFactory factory = newFactory();
-        return new EventReader(factory, factory.createParser(tap), tap);
+        Pass pass = new Pass(newFactory());
+        return new EventReader(pass, pass.json().createParser(tap), tap);
     }
 
     /** Reads watch events one at a time from one response body. */
     public final class EventReader implements Closeable {
-        private final JsonFactory factory;
+        private final Pass pass;
         private final JsonParser p;
         private final TapInputStream tap;
 
-        private EventReader(JsonFactory factory, JsonParser p, TapInputStream tap) {
-            this.factory = factory;
+        private EventReader(Pass pass, JsonParser p, TapInputStream tap) {
+            this.pass = pass;
             this.p = p;
             this.tap = tap;
         }
@@ -188,7 +188,7 @@ public final class MetadataParser {
                 if ("type".equals(field) && v == JsonToken.VALUE_STRING) {
                     type = p.getText();
                 } else if ("object".equals(field)) {
-                    object = readResource(factory, p, tap);
+                    object = readResource(pass, p, tap);
                 } else {
                     p.skipChildren();
                 }
@@ -206,7 +206,7 @@ public final class MetadataParser {
     }
 
     /** Reads the value at the current token as a resource; the parser ends on the value's last token. */
-    private ParsedResource readResource(JsonFactory factory, JsonParser p, TapInputStream tap) throws IOException {
+    private ParsedResource readResource(Pass pass, JsonParser p, TapInputStream tap) throws IOException {
         Resource r = new Resource();
         if (p.currentToken() != JsonToken.START_OBJECT) {
             p.skipChildren();
@@ -225,7 +225,7 @@ public final class MetadataParser {
                 }
                 case "spec" -> {
                     if (t == JsonToken.START_OBJECT) {
-                        readSpec(factory, p, tap, r);
+                        readSpec(pass, p, tap, r);
                     } else {
                         p.skipChildren();
                     }
@@ -261,26 +261,26 @@ public final class MetadataParser {
         }
     }
 
-    private void readSpec(JsonFactory factory, JsonParser p, TapInputStream tap, Resource r) throws IOException {
+    private void readSpec(Pass pass, JsonParser p, TapInputStream tap, Resource r) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken t = p.nextToken();
             if ("data".equals(field) && t == JsonToken.START_OBJECT) {
                 r.hasData = true;
-                readData(factory, p, tap, r);
+                readData(pass, p, tap, r);
             } else {
                 p.skipChildren();
             }
         }
     }
 
-    private void readData(JsonFactory factory, JsonParser p, TapInputStream tap, Resource r) throws IOException {
+    private void readData(Pass pass, JsonParser p, TapInputStream tap, Resource r) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken t = p.nextToken();
             if ("event_channels".equals(field)) {
                 if (t == JsonToken.START_OBJECT) {
-                    readChannels(factory, p, tap, r);
+                    readChannels(pass, p, tap, r);
                 } else if (t != JsonToken.VALUE_NULL) {
                     // Decision: an event_channels that is not an object is one malformed channel entry.
                     p.skipChildren();
@@ -293,7 +293,7 @@ public final class MetadataParser {
         }
     }
 
-    private void readChannels(JsonFactory factory, JsonParser p, TapInputStream tap, Resource r)
+    private void readChannels(Pass pass, JsonParser p, TapInputStream tap, Resource r)
             throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String key = p.currentName();
@@ -317,16 +317,16 @@ public final class MetadataParser {
                 if (value == null) {
                     r.skip(SkipReason.OVERSIZED);
                 } else {
-                    readChannel(factory, value, r);
+                    readChannel(pass, value, r);
                 }
             }
         }
     }
 
     /** Decodes one channel value from its bounded raw JSON text. */
-    private void readChannel(JsonFactory factory, byte[] json, Resource r) {
+    private void readChannel(Pass pass, byte[] json, Resource r) {
         Channel c = new Channel();
-        try (JsonParser p = factory.createParser(json)) {
+        try (JsonParser p = pass.json().createParser(json)) {
             p.nextToken();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
@@ -375,6 +375,7 @@ public final class MetadataParser {
             r.skip(SkipReason.MALFORMED_CHANNEL);
             return;
         }
+        namespace = pass.intern(namespace);
         List<Object> endpoints = zmq ? List.of(c.endpoint == null ? Channel.NOT_A_STRING : c.endpoint)
                 : c.xpubEndpoints == null ? List.of(Channel.NOT_A_STRING) : c.xpubEndpoints;
         for (Object endpoint : endpoints) {
@@ -475,6 +476,35 @@ public final class MetadataParser {
             }
         }
         return n;
+    }
+
+    /**
+     * What one list page or watch pass shares: its JSON factory, and one copy of each Dynamo namespace
+     * string (every publisher key of a pass shares it; at most 1,024 distinct ones are kept).
+     */
+    private static final class Pass {
+        private static final int MAX_INTERNED = 1_024;
+        private final JsonFactory json;
+        private final Map<String, String> namespaces = new java.util.HashMap<>();
+
+        Pass(JsonFactory json) {
+            this.json = json;
+        }
+
+        JsonFactory json() {
+            return json;
+        }
+
+        String intern(String namespace) {
+            String known = namespaces.get(namespace);
+            if (known != null) {
+                return known;
+            }
+            if (namespaces.size() < MAX_INTERNED) {
+                namespaces.put(namespace, namespace);
+            }
+            return namespace;
+        }
     }
 
     /** Mutable state while reading one resource. */
