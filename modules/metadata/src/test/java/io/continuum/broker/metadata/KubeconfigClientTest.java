@@ -1,5 +1,6 @@
 package io.continuum.broker.metadata;
 
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 
@@ -35,7 +36,7 @@ class KubeconfigClientTest {
         try (FakeKubeApi api = FakeKubeApi.builder().build()) {
             api.put("ns1", MetadataWatcherTest.resource("a", "tcp://10.9.0.1:5557"));
             ApiClient client;
-            try (var reader = java.nio.file.Files.newBufferedReader(api.kubeconfig())) {
+            try (var reader = Files.newBufferedReader(api.kubeconfig())) {
                 // what Config.defaultClient() does for $KUBECONFIG / ~/.kube/config
                 client = ClientBuilder.kubeconfig(KubeConfig.loadKubeConfig(reader)).build();
             }

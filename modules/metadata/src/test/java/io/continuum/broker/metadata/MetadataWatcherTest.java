@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -149,7 +150,7 @@ class MetadataWatcherTest {
             api.put("ns1", i == 4 ? "{\"metadata\":{\"name\":\"w004\"}}"
                     : resource(String.format("w%03d", i), "tcp://10.12.0." + (i + 1) + ":5557"));
         }
-        java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
         api.inject(RequestKind.LIST, Fault.stallMidBody(10, resume));
         MetadataMetrics releasing = new MetadataMetrics() {
             @Override

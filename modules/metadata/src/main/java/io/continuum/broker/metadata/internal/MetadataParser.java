@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -14,7 +15,6 @@ import java.util.function.Consumer;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 
@@ -485,7 +485,7 @@ public final class MetadataParser {
     private static final class Pass {
         private static final int MAX_INTERNED = 1_024;
         private final JsonFactory json;
-        private final Map<String, String> namespaces = new java.util.HashMap<>();
+        private final Map<String, String> namespaces = new HashMap<>();
 
         Pass(JsonFactory json) {
             this.json = json;

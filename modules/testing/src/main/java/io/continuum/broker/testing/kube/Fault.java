@@ -1,5 +1,7 @@
 package io.continuum.broker.testing.kube;
 
+import java.util.concurrent.CountDownLatch;
+
 /**
  * A one-shot failure the fake API server applies to the next request of a kind
  * ({@link FakeKubeApi#inject(RequestKind, Fault)}).
@@ -29,7 +31,7 @@ public sealed interface Fault {
      * @param afterItems items sent before the stall
      * @param resume     released by the test
      */
-    record StallMidBody(int afterItems, java.util.concurrent.CountDownLatch resume) implements Fault {
+    record StallMidBody(int afterItems, CountDownLatch resume) implements Fault {
     }
 
     /**
@@ -39,7 +41,7 @@ public sealed interface Fault {
      * @param resume     latch that lets the rest through
      * @return fault
      */
-    static Fault stallMidBody(int afterItems, java.util.concurrent.CountDownLatch resume) {
+    static Fault stallMidBody(int afterItems, CountDownLatch resume) {
         return new StallMidBody(afterItems, resume);
     }
 
