@@ -56,11 +56,14 @@ import com.fasterxml.jackson.core.JsonToken;
  *     stream ADDED, MODIFIED, DELETED, BOOKMARK (when asked with {@code allowWatchBookmarks}) and ERROR
  *     events, chunked; {@code timeoutSeconds} ends a watch cleanly; a watch from a compacted
  *     resourceVersion gets an ERROR event with code 410.</li>
- *     <li>Faults on command: {@link #inject} a status, a hang or a mid-body drop for the next request of a
- *     kind; {@link #endWatches()}, {@link #dropWatches()}, {@link #sendWatchError(String, int)}.</li>
+ *     <li>Faults on command: {@link #inject} a status, a hang ({@link #releaseHangs()} resets it), a
+ *     mid-body drop or a mid-page stall for the next request of a kind; {@link #endWatches()},
+ *     {@link #dropWatches()}, {@link #sendWatchError(String, int)}, {@link #sendWatchLine(String, String)},
+ *     {@link #bookmark(String)}, {@link #compact()}, {@link #expireContinueTokens()}.</li>
  *     <li>Resources are raw JSON strings, served as given (so tests can serve malformed things), with
- *     {@code metadata.resourceVersion} inserted when the text has a {@code "metadata":{} } object.</li>
- *     <li>Every request is recorded ({@link #requests()}, {@link Builder#onRequest}).</li>
+ *     {@code metadata.resourceVersion} inserted into the first {@code "metadata"} object of the text.</li>
+ *     <li>Every request is recorded ({@link #requests()}, {@link Builder#onRequest}); tests wait with
+ *     {@link #awaitRequest}, {@link #awaitOpenWatches} and {@link #awaitNewWatch}, never by sleeping.</li>
  * </ul>
  * Start one with {@code FakeKubeApi.builder().build()}, point client-java at {@link #kubeconfig()}.
  */
