@@ -1,0 +1,177 @@
+package io.continuum.broker.metadata.internal;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+/**
+ * An immutable hash map split into 64 shards, so that an edit copies only the shards it touches
+ * (a watch event costs a few small copies, not a copy of 65,536 entries) while lookups stay O(1) and
+ * lock-free. Instances are never mutated after {@link Editor#build()}.
+ *
+ * @param <K> key type
+ * @param <V> value type
+ */
+public final class ShardedMap<K, V> {
+    private static final int SHARDS = 64;
+    private static final ShardedMap<?, ?> EMPTY = new ShardedMap<>(emptyShards(), 0);
+
+    private final Map<K, V>[] shards;
+    private final int size;
+
+    private ShardedMap(Map<K, V>[] shards, int size) {
+        this.shards = shards;
+        this.size = size;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <K, V> Map<K, V>[] emptyShards() {
+        Map<K, V>[] shards = (Map<K, V>[]) new Map<?, ?>[SHARDS];
+        Arrays.fill(shards, Map.of());
+        return shards;
+    }
+
+    /**
+     * The empty map.
+     *
+     * @param <K> key type
+     * @param <V> value type
+     * @return empty map
+     */
+    @SuppressWarnings("unchecked")
+    public static <K, V> ShardedMap<K, V> empty() {
+        return (ShardedMap<K, V>) EMPTY;
+    }
+
+    private static int shard(Object key) {
+        int h = key.hashCode();
+        return (h ^ (h >>> 16)) & (SHARDS - 1);
+    }
+
+    /**
+     * Looks a key up.
+     *
+     * @param key key
+     * @return value or null
+     */
+    public V get(Object key) {
+        return shards[shard(key)].get(key);
+    }
+
+    /**
+     * Whether the key is present.
+     *
+     * @param key key
+     * @return presence
+     */
+    public boolean containsKey(Object key) {
+        return shards[shard(key)].containsKey(key);
+    }
+
+    /**
+     * Number of entries.
+     *
+     * @return size
+     */
+    public int size() {
+        return size;
+    }
+
+    /**
+     * Visits every entry.
+     *
+     * @param action visitor
+     */
+    public void forEach(BiConsumer<? super K, ? super V> action) {
+        for (Map<K, V> shard : shards) {
+            shard.forEach(action);
+        }
+    }
+
+    /**
+     * Starts an edit of a copy of this map.
+     *
+     * @return editor
+     */
+    public Editor<K, V> edit() {
+        return new Editor<>(this);
+    }
+
+    /**
+     * Copy-on-write edit: shards are copied the first time they change.
+     *
+     * @param <K> key type
+     * @param <V> value type
+     */
+    public static final class Editor<K, V> {
+        private final Map<K, V>[] shards;
+        private final boolean[] copied = new boolean[SHARDS];
+        private int size;
+
+        private Editor(ShardedMap<K, V> base) {
+            this.shards = base.shards.clone();
+            this.size = base.size;
+        }
+
+        private Map<K, V> writable(Object key) {
+            int i = shard(key);
+            if (!copied[i]) {
+                shards[i] = new HashMap<>(shards[i]);
+                copied[i] = true;
+            }
+            return shards[i];
+        }
+
+        /**
+         * Current value of a key in the edit.
+         *
+         * @param key key
+         * @return value or null
+         */
+        public V get(Object key) {
+            return shards[shard(key)].get(key);
+        }
+
+        /**
+         * Sets a value.
+         *
+         * @param key   key
+         * @param value value (non-null)
+         */
+        public void put(K key, V value) {
+            if (writable(key).put(key, value) == null) {
+                size++;
+            }
+        }
+
+        /**
+         * Removes a key.
+         *
+         * @param key key
+         */
+        public void remove(Object key) {
+            if (shards[shard(key)].containsKey(key) && writable(key).remove(key) != null) {
+                size--;
+            }
+        }
+
+        /**
+         * Current size of the edit.
+         *
+         * @return size
+         */
+        public int size() {
+            return size;
+        }
+
+        /**
+         * Finishes the edit; the editor must not be used afterwards.
+         *
+         * @return the new immutable map
+         */
+        public ShardedMap<K, V> build() {
+            return new ShardedMap<>(shards, size);
+        }
+    }
+}
