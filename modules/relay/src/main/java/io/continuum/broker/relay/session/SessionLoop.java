@@ -14,6 +14,7 @@ import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.relay.BrokerStatus;
 import io.continuum.broker.relay.RelayConfig;
 import io.continuum.broker.relay.RelayMetrics;
 import io.continuum.broker.relay.RelayMetrics.AttemptResult;
@@ -37,17 +38,6 @@ public final class SessionLoop {
     /** Loop states, as shown on the status page. */
     public enum State { NEW, WAITING_FOR_SYNC, CONNECTING, SESSION, BACKING_OFF, STOPPED }
 
-    /**
-     * A finished session, as shown on the status page.
-     *
-     * @param at     when it ended
-     * @param result attempt result
-     * @param reason end reason
-     * @param detail short detail
-     */
-    public record RecentEnd(Instant at, AttemptResult result, EndReason reason, String detail) {
-    }
-
     private final RelayConfig config;
     private final PublisherView view;
     private final BusConnector connector;
@@ -59,7 +49,7 @@ public final class SessionLoop {
     private final String userAgent;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final ArrayDeque<RecentEnd> recentEnds = new ArrayDeque<>();
+    private final ArrayDeque<BrokerStatus.SessionEnd> recentEnds = new ArrayDeque<>();
     private volatile State state = State.NEW;
     private volatile BusSession session;
     private volatile boolean stopping;
@@ -318,7 +308,7 @@ public final class SessionLoop {
      *
      * @return snapshot
      */
-    public List<RecentEnd> recentEnds() {
+    public List<BrokerStatus.SessionEnd> recentEnds() {
         synchronized (recentEnds) {
             return List.copyOf(recentEnds);
         }
@@ -329,7 +319,7 @@ public final class SessionLoop {
             if (recentEnds.size() == RECENT_ENDS) {
                 recentEnds.removeFirst();
             }
-            recentEnds.addLast(new RecentEnd(Instant.now(), o.result(), o.reason(), o.detail()));
+            recentEnds.addLast(new BrokerStatus.SessionEnd(Instant.now(), o.result(), o.reason(), o.detail()));
         }
     }
 

@@ -1,6 +1,5 @@
 package io.continuum.broker.relay.session;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -10,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.continuum.broker.protocol.Code;
+import io.continuum.broker.relay.BrokerStatus;
 
 /**
  * What the broker knows about its current session and streams, for {@code /statusz}, the
@@ -19,34 +19,9 @@ public final class StreamRegistry {
     private static final int RECENT = 16;
 
     private final Map<Long, DataStream> open = new ConcurrentHashMap<>();
-    private final ArrayDeque<RecentRefusal> refusals = new ArrayDeque<>();
+    private final ArrayDeque<BrokerStatus.Refusal> refusals = new ArrayDeque<>();
     private final RefusalReporter reporter;
     private volatile BusSession current;
-
-    /**
-     * A refusal as shown on the status page.
-     *
-     * @param at       when
-     * @param streamId stream id
-     * @param code     code
-     * @param reason   short reason
-     */
-    public record RecentRefusal(Instant at, long streamId, Code code, String reason) {
-    }
-
-    /**
-     * An open stream as shown on the status page.
-     *
-     * @param streamId        stream id
-     * @param target          {@code namespace/host:port}
-     * @param age             time since subscribe
-     * @param bytesToRouter   bytes relayed publisher to router
-     * @param bytesToPublisher bytes relayed router to publisher
-     * @param bufferedBytes   bytes queued toward the router, overhead included
-     */
-    public record OpenStream(long streamId, String target, Duration age, long bytesToRouter, long bytesToPublisher,
-                             long bufferedBytes) {
-    }
 
     /**
      * Receives every refusal (the rate-limited warning log of R-SEC 11).
@@ -96,7 +71,7 @@ public final class StreamRegistry {
             if (refusals.size() == RECENT) {
                 refusals.removeFirst();
             }
-            refusals.addLast(new RecentRefusal(Instant.now(), streamId, code, reason));
+            refusals.addLast(new BrokerStatus.Refusal(Instant.now(), streamId, code, reason));
         }
     }
 
@@ -123,13 +98,13 @@ public final class StreamRegistry {
      *
      * @return snapshot
      */
-    public List<OpenStream> openStreams() {
-        List<OpenStream> list = new ArrayList<>();
+    public List<BrokerStatus.OpenStream> openStreams() {
+        List<BrokerStatus.OpenStream> list = new ArrayList<>();
         for (DataStream ds : open.values()) {
-            list.add(new OpenStream(ds.streamId(), String.valueOf(ds.key()), ds.age(), ds.bytesToRouter(),
+            list.add(new BrokerStatus.OpenStream(ds.streamId(), String.valueOf(ds.key()), ds.age(), ds.bytesToRouter(),
                     ds.bytesToPublisher(), ds.bufferedBytes()));
         }
-        list.sort(Comparator.comparing(OpenStream::age).reversed());
+        list.sort(Comparator.comparing(BrokerStatus.OpenStream::age).reversed());
         return list;
     }
 
@@ -138,7 +113,7 @@ public final class StreamRegistry {
      *
      * @return snapshot
      */
-    public List<RecentRefusal> recentRefusals() {
+    public List<BrokerStatus.Refusal> recentRefusals() {
         synchronized (refusals) {
             return List.copyOf(refusals);
         }

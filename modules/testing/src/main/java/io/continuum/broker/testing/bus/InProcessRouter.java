@@ -50,6 +50,7 @@ public final class InProcessRouter implements AutoCloseable {
     private final Map<Long, LinkedBlockingQueue<RouterDataStream>> dataStreams = new ConcurrentHashMap<>();
     private final Set<Long> expected = ConcurrentHashMap.newKeySet();
     private final Set<String> liveSessionIds = ConcurrentHashMap.newKeySet();
+    private final Set<RouterDataStream> live = ConcurrentHashMap.newKeySet();
     private final AtomicInteger sessionCount = new AtomicInteger();
     private volatile SessionPolicy sessionPolicy;
     private volatile StreamPolicy streamPolicy = StreamPolicy.ACCEPT;
@@ -89,6 +90,36 @@ public final class InProcessRouter implements AutoCloseable {
                     heartbeatMs < 0 ? OptionalLong.empty() : OptionalLong.of(heartbeatMs),
                     idleMs < 0 ? OptionalLong.empty() : OptionalLong.of(idleMs),
                     OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty()), Duration.ZERO);
+        }
+
+        /**
+         * A welcome with every limit given (-1 leaves a limit out).
+         *
+         * @param heartbeatMs  heartbeat interval
+         * @param idleMs       idle timeout
+         * @param maxStreams   max streams
+         * @param bufferBytes  per-stream buffer budget
+         * @param frameBytes   max frame bytes
+         * @return answer
+         */
+        public static SessionAnswer welcome(long heartbeatMs, long idleMs, long maxStreams, long bufferBytes,
+                                            long frameBytes) {
+            return new SessionAnswer(200, Map.of(), new Frame.Welcome(1, UUID.randomUUID().toString(),
+                    opt(heartbeatMs), opt(idleMs), opt(maxStreams), opt(bufferBytes), opt(frameBytes)), Duration.ZERO);
+        }
+
+        /**
+         * A 200 whose first frame is {@code first}.
+         *
+         * @param first first frame (welcome, error, anything)
+         * @return answer
+         */
+        public static SessionAnswer first(Frame.RouterFrame first) {
+            return new SessionAnswer(200, Map.of(), first, Duration.ZERO);
+        }
+
+        private static OptionalLong opt(long v) {
+            return v < 0 ? OptionalLong.empty() : OptionalLong.of(v);
         }
 
         /**
@@ -298,10 +329,9 @@ public final class InProcessRouter implements AutoCloseable {
         OutputStream out = res.outputStream();
         String sessionId = answer.first() instanceof Frame.Welcome w ? w.sessionId() : null;
         RouterSession session = new RouterSession(this, hello, sessionId, out);
+        HelidonServerStreams.flushHeaders(res);
         if (answer.first() != null) {
             session.send(answer.first());
-        } else {
-            out.flush();
         }
         if (sessionId != null) {
             liveSessionIds.add(sessionId);
@@ -331,10 +361,12 @@ public final class InProcessRouter implements AutoCloseable {
             liveSessionIds.remove(sessionId);
         }
         if (abort) {
-            reader.interrupt();
-            throw new IOException("router resets the session stream");
+            HelidonServerStreams.reset(res);
+            reader.join(Duration.ofSeconds(10));
+            return;
         }
         out.close();
+        reader.join(Duration.ofMinutes(10));
     }
 
     private void dataStream(ServerRequest req, ServerResponse res) throws Exception {
@@ -359,30 +391,38 @@ public final class InProcessRouter implements AutoCloseable {
         req.headers().forEach(h -> headers.put(h.name().toLowerCase(java.util.Locale.ROOT), h.get()));
         InputStream in = req.content().inputStream();
         if (policy == StreamPolicy.HOLD_HEAD) {
-            RouterDataStream held = new RouterDataStream(id, headers, in, OutputStream.nullOutputStream());
+            RouterDataStream held = new RouterDataStream(id, headers, in, OutputStream.nullOutputStream(),
+                    () -> { });
+            live.add(held);
             queueFor(id).add(held);
-            held.awaitFinish(Duration.ofMinutes(10));
+            try {
+                held.awaitDone(Duration.ofMinutes(10));
+            } finally {
+                live.remove(held);
+            }
             return;
         }
         res.status(Status.OK_200);
         res.header("content-type", BusProtocol.STREAM_CONTENT_TYPE);
         OutputStream out = res.outputStream();
-        out.flush();
-        RouterDataStream ds = new RouterDataStream(id, headers, in, out);
+        HelidonServerStreams.flushHeaders(res);
+        RouterDataStream ds = new RouterDataStream(id, headers, in, out, () -> HelidonServerStreams.reset(res));
+        live.add(ds);
         queueFor(id).add(ds);
-        boolean abort = ds.awaitFinish(Duration.ofDays(1));
-        if (abort) {
-            throw new IOException("router resets data stream " + id);
-        }
+        // The handler lives until both directions are done (or the stream is reset): returning earlier
+        // would make Helidon discard the rest of the broker's request body.
         try {
-            out.close();
-        } catch (IOException | RuntimeException e) {
-            LOG.log(Level.FINE, "data stream " + id + " already gone", e);
+            ds.awaitDone(Duration.ofDays(1));
+        } finally {
+            live.remove(ds);
         }
     }
 
     @Override
     public void close() {
+        for (RouterDataStream ds : live) {
+            ds.release();
+        }
         server.stop();
     }
 

@@ -19,14 +19,17 @@ public final class RouterDataStream {
     private final Map<String, String> headers;
     private final InputStream fromBroker;
     private final OutputStream toBroker;
-    private final CountDownLatch finish = new CountDownLatch(1);
-    private volatile boolean abort;
+    private final Runnable resetter;
+    private final CountDownLatch requestDone = new CountDownLatch(1);
+    private final CountDownLatch responseDone = new CountDownLatch(1);
 
-    RouterDataStream(long streamId, Map<String, String> headers, InputStream fromBroker, OutputStream toBroker) {
+    RouterDataStream(long streamId, Map<String, String> headers, InputStream fromBroker, OutputStream toBroker,
+                     Runnable resetter) {
         this.streamId = streamId;
         this.headers = Map.copyOf(headers);
-        this.fromBroker = fromBroker;
+        this.fromBroker = new EndAwareInputStream(fromBroker, requestDone);
         this.toBroker = toBroker;
+        this.resetter = resetter;
     }
 
     /**
@@ -125,22 +128,79 @@ public final class RouterDataStream {
     }
 
     /**
-     * Ends the response body (END_STREAM): the broker half-closes the publisher socket.
+     * Ends the response body (END_STREAM): the broker half-closes the publisher socket. The
+     * request body stays readable until the broker ends it.
      */
     public void end() {
-        finish.countDown();
+        if (responseDone.getCount() == 0) {
+            return;
+        }
+        try {
+            toBroker.close();
+        } catch (IOException | RuntimeException ignored) {
+            // already gone
+        }
+        responseDone.countDown();
     }
 
     /**
-     * Resets the stream from the router side.
+     * Resets the stream from the router side (RST_STREAM CANCEL).
      */
     public void reset() {
-        abort = true;
-        finish.countDown();
+        try {
+            resetter.run();
+        } finally {
+            responseDone.countDown();
+            requestDone.countDown();
+        }
     }
 
-    boolean awaitFinish(Duration max) throws InterruptedException {
-        finish.await(max.toMillis(), TimeUnit.MILLISECONDS);
-        return abort;
+    void release() {
+        responseDone.countDown();
+        requestDone.countDown();
+    }
+
+    void awaitDone(Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        responseDone.await(max.toMillis(), TimeUnit.MILLISECONDS);
+        requestDone.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    }
+
+    /** Notices the end of the broker's request body, however the reader got there. */
+    private static final class EndAwareInputStream extends java.io.FilterInputStream {
+        private final CountDownLatch ended;
+
+        EndAwareInputStream(InputStream in, CountDownLatch ended) {
+            super(in);
+            this.ended = ended;
+        }
+
+        @Override
+        public int read() throws IOException {
+            try {
+                int b = super.read();
+                if (b < 0) {
+                    ended.countDown();
+                }
+                return b;
+            } catch (IOException | RuntimeException e) {
+                ended.countDown();
+                throw e;
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            try {
+                int n = super.read(b, off, len);
+                if (n < 0) {
+                    ended.countDown();
+                }
+                return n;
+            } catch (IOException | RuntimeException e) {
+                ended.countDown();
+                throw e;
+            }
+        }
     }
 }

@@ -1,0 +1,151 @@
+package io.continuum.broker.relay;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Objects;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.metadata.PublisherView;
+import io.continuum.broker.relay.session.BusSession;
+import io.continuum.broker.relay.session.SessionLoop;
+import io.continuum.broker.relay.session.StreamRegistry;
+import io.continuum.broker.relay.session.TargetDialer;
+import io.continuum.broker.relay.target.AddressFilter;
+import io.continuum.broker.relay.target.Connector;
+import io.continuum.broker.relay.target.Outcome;
+import io.continuum.broker.relay.target.RefusalLog;
+import io.continuum.broker.relay.target.SocketSettings;
+import io.continuum.broker.relay.target.TargetCheck;
+import io.continuum.broker.relay.target.TargetResolver;
+import io.continuum.broker.relay.target.UpstreamDialer;
+import io.continuum.broker.relay.transport.BusConnector;
+import io.continuum.broker.relay.transport.HelidonBusConnector;
+
+/**
+ * The broker as a bus client: one session at a time to the router, one data stream per
+ * subscription, every target checked against the metadata view and the address filter. This is
+ * what the app starts; everything else in the module is internal.
+ * <pre>{@code
+ * EventBroker broker = EventBroker.create(config, view, metrics);
+ * broker.start();            // waits for the view's initial sync, then dials the bus
+ * ...
+ * broker.shutdown();         // SIGTERM: draining, open streams finish until drain_deadline
+ * }</pre>
+ */
+public final class EventBroker implements AutoCloseable {
+    private final RelayConfig config;
+    private final SessionLoop loop;
+    private final StreamRegistry registry;
+
+    private EventBroker(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,
+                       RandomGenerator random) {
+        this.config = config;
+        RefusalLog refusalLog = new RefusalLog();
+        this.registry = new StreamRegistry((id, code, reason) -> refusalLog.refused(id, code, reason));
+        AddressFilter filter = AddressFilter.of(config.allowedCidrs());
+        RelayConfig.Timeouts t = config.timeouts();
+        TargetResolver resolver = new TargetResolver(io.continuum.broker.relay.target.NameResolver.system(),
+                t.dnsResolution());
+        // One dialer (and its bound on concurrent dials) for the broker: at most one session runs at a time.
+        UpstreamDialer dialer = new UpstreamDialer(filter, config.upstreamConnectTimeout(), t.upstreamConnectTotal(),
+                t.maxConcurrentDials(), SocketSettings.DEFAULTS, Connector.SYSTEM);
+        TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer);
+        TargetDialer targetDialer = target -> switch (check.checkAndConnect(target)) {
+            case Outcome.Connected c -> new TargetDialer.DialResult.Connected(c.socket());
+            case Outcome.Refused r -> new TargetDialer.DialResult.Refused(r.code(), r.reason());
+            case Outcome.Cancelled c -> throw new InterruptedException("subscribe aborted");
+        };
+        this.loop = new SessionLoop(config, view, connector, targetDialer, metrics, registry, random, System::nanoTime,
+                RelayInfo.agent());
+    }
+
+    /**
+     * Creates a broker on Helidon's HTTP/2 client.
+     *
+     * @param config  configuration
+     * @param view    the metadata view (R-SEC checks 2-4)
+     * @param metrics metrics sink
+     * @return broker, not started
+     */
+    public static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics) {
+        return create(config, view, metrics, new HelidonBusConnector(), RandomGenerator.getDefault());
+    }
+
+    static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,
+                              RandomGenerator random) {
+        return new EventBroker(Objects.requireNonNull(config), Objects.requireNonNull(view),
+                Objects.requireNonNull(metrics), Objects.requireNonNull(connector), Objects.requireNonNull(random));
+    }
+
+    /**
+     * Starts the session loop: waits for the metadata view's initial sync (R-BEH 1), then dials.
+     */
+    public void start() {
+        loop.start();
+    }
+
+    /**
+     * Graceful shutdown with the configured {@code drain_deadline} (R-BEH 8).
+     *
+     * @throws InterruptedException when interrupted while draining
+     */
+    public void shutdown() throws InterruptedException {
+        shutdown(config.drainDeadline());
+    }
+
+    /**
+     * Graceful shutdown: {@code draining}, new subscribes refused, open streams run until they
+     * close or {@code deadline} passes; returns once the session has ended.
+     *
+     * @param deadline how long open streams may still run
+     * @throws InterruptedException when interrupted while draining
+     */
+    public void shutdown(Duration deadline) throws InterruptedException {
+        loop.shutdown(deadline);
+    }
+
+    /**
+     * Stops at once, without draining (a second signal).
+     */
+    @Override
+    public void close() {
+        loop.abort();
+    }
+
+    /**
+     * Open data streams, for the {@code open_streams} gauge.
+     *
+     * @return count
+     */
+    public int openStreams() {
+        return registry.openStreamCount();
+    }
+
+    /**
+     * Whether a session is welcomed right now.
+     *
+     * @return true while welcomed
+     */
+    public boolean connected() {
+        BusSession s = registry.currentSession();
+        return s != null;
+    }
+
+    /**
+     * A consistent-enough snapshot for {@code /statusz}. Never contains the credential.
+     *
+     * @return status
+     */
+    public BrokerStatus status() {
+        BusSession s = loop.session();
+        return new BrokerStatus(loop.state().name().toLowerCase(java.util.Locale.ROOT),
+                s == null ? null : s.state().name().toLowerCase(java.util.Locale.ROOT),
+                s == null ? null : s.sessionId(),
+                s == null ? null : s.negotiatedLimits(),
+                loop.nextAttemptAt(),
+                s == null ? 0 : s.bufferedBytes(),
+                registry.openStreams(),
+                loop.recentEnds(),
+                registry.recentRefusals());
+    }
+}

@@ -1,0 +1,63 @@
+package io.continuum.broker.testing.bus;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+
+import io.helidon.http.http2.Http2ErrorCode;
+import io.helidon.http.http2.Http2Flag;
+import io.helidon.http.http2.Http2FrameData;
+import io.helidon.http.http2.Http2RstStream;
+import io.helidon.http.http2.Http2Settings;
+import io.helidon.http.http2.Http2Stream;
+import io.helidon.http.http2.Http2StreamWriter;
+import io.helidon.webserver.http.ServerResponse;
+
+/**
+ * Two things a router must do that Helidon's HTTP/2 server has no public API for: send the
+ * response HEADERS before the first body byte, and reset a live stream (an exception from the
+ * handler becomes RST_STREAM only after the request body is drained: never, for a duplex
+ * stream). Test support reaching Helidon internals reflectively; never product code.
+ */
+final class HelidonServerStreams {
+    private HelidonServerStreams() {
+    }
+
+    static void flushHeaders(ServerResponse res) {
+        try {
+            Method flush = res.getClass().getDeclaredMethod("flushHeaders");
+            flush.setAccessible(true);
+            flush.invoke(res);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("cannot send the response head without a body byte", e);
+        }
+    }
+
+    static void reset(ServerResponse res) {
+        try {
+            Object stream = field(res, "stream");
+            Object writer = field(stream, "writer");
+            int streamId = (Integer) field(stream, "streamId");
+            Http2Settings settings = (Http2Settings) field(stream, "serverSettings");
+            Http2FrameData frame = new Http2RstStream(Http2ErrorCode.CANCEL)
+                    .toFrameData(settings, streamId, Http2Flag.NoFlags.create());
+            ((Http2StreamWriter) writer).write(frame);
+            ((Http2Stream) stream).rstStream(new Http2RstStream(Http2ErrorCode.CANCEL));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("cannot reset the stream", e);
+        }
+    }
+
+    private static Object field(Object target, String name) throws ReflectiveOperationException {
+        Class<?> type = target.getClass();
+        while (type != null) {
+            try {
+                Field f = type.getDeclaredField(name);
+                f.setAccessible(true);
+                return f.get(target);
+            } catch (NoSuchFieldException e) {
+                type = type.getSuperclass();
+            }
+        }
+        throw new NoSuchFieldException(name);
+    }
+}
