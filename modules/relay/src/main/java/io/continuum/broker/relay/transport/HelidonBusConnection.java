@@ -362,6 +362,11 @@ final class HelidonBusConnection implements BusConnection {
 
     /** Declares the connection dead: idempotent, from any thread. */
     void fail(ConnectionLostException.Reason reason, String message, Throwable cause) {
+        if (closingLocally.get() && reason != ConnectionLostException.Reason.CLOSED_LOCALLY) {
+            // our own close made the peer hang up or Helidon give up: still a local close
+            reason = ConnectionLostException.Reason.CLOSED_LOCALLY;
+            message = "closed";
+        }
         ConnectionLostException exception = new ConnectionLostException(reason, message, cause);
         List<HelidonBusStream> open;
         lock.lock();

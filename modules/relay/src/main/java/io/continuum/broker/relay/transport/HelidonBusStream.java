@@ -69,6 +69,26 @@ final class HelidonBusStream implements BusStream {
         return id;
     }
 
+    /** @return DATA payload bytes the peer has sent on this stream so far (for tests and metrics) */
+    long receivedBytes() {
+        lock.lock();
+        try {
+            return received;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the state (for tests) */
+    StreamState state() {
+        lock.lock();
+        try {
+            return state;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public void write(ByteBuffer data) throws TransportException {
         writeLock.lock();

@@ -54,6 +54,9 @@ final class TlsDialer {
                         "cannot resolve " + endpoint.host(), null);
             }
             tcp.connect(address, remainingMillis(deadlineNanos));
+        } catch (java.net.SocketTimeoutException e) {
+            closeQuietly(tcp);
+            throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "TCP connect timed out", e);
         } catch (IOException e) {
             closeQuietly(tcp);
             throw new BusConnectException(BusConnectException.Kind.TCP,
@@ -85,6 +88,10 @@ final class TlsDialer {
             }
             tcp.setSoTimeout(0);
             return new Dialed(tcp, tls);
+        } catch (java.net.SocketTimeoutException e) {
+            closeQuietly(tls);
+            closeQuietly(tcp);
+            throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "TLS handshake timed out", e);
         } catch (IOException | IllegalArgumentException e) {
             closeQuietly(tls);
             closeQuietly(tcp);

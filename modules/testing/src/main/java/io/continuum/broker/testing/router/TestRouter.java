@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -149,10 +148,10 @@ public final class TestRouter implements AutoCloseable {
         all.add(stream);
         handler.accept(stream);
         RouterStream.Outcome outcome = stream.awaitOutcome();
-        if (outcome instanceof RouterStream.Outcome.Reset(int code)) {
+        if (outcome instanceof RouterStream.Outcome.Reset) {
+            // RST_STREAM already written; unwind without a response
             throw new CloseConnectionException("test reset",
-                    new Http2Exception(Objects.requireNonNullElse(Http2ErrorCode.get(code), Http2ErrorCode.CANCEL),
-                            "reset by test"));
+                    new Http2Exception(Http2ErrorCode.CANCEL, "reset by test"));
         }
     }
 
