@@ -13,9 +13,8 @@ import io.helidon.webclient.http2.Http2StreamConfig;
 /**
  * Helidon's client stream, used for HEADERS (HPACK state lives in Helidon's connection writer) and for reading
  * the response (Helidon's reader thread decodes headers and queues DATA per stream). Outbound DATA and all flow
- * control are the transport's own, so inbound stream WINDOW_UPDATEs must not reach Helidon's accounting: it
- * adds each increment twice and would, on a long-lived stream, overflow past 2^31-1 and reset the stream with
- * FLOW_CONTROL_ERROR.
+ * control are the transport's own ({@link InboundFrameSniffer}), so inbound stream WINDOW_UPDATEs are kept out
+ * of Helidon's per-stream accounting, which is unused here (and, in 4.5.0, adds each increment twice).
  */
 final class BusClientStream extends Http2ClientStream {
     private BusClientStream(Http2ClientConnection connection, Http2ClientImpl client, Http2StreamConfig config,

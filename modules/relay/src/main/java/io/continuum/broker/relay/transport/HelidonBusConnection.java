@@ -140,7 +140,8 @@ final class HelidonBusConnection implements BusConnection {
             }
         } catch (RuntimeException e) {
             throwIfFailed();
-            fail(ConnectionLostException.Reason.PROTOCOL, "cannot open stream: " + e.getClass().getSimpleName(), e);
+            // no cause attached: a header validation message could quote a header value
+            fail(ConnectionLostException.Reason.PROTOCOL, "cannot open stream: " + e.getClass().getSimpleName(), null);
             throw failureOrNew();
         } finally {
             if (!registered) {
@@ -241,6 +242,11 @@ final class HelidonBusConnection implements BusConnection {
     /** @return the peer's current MAX_CONCURRENT_STREAMS */
     long peerMaxConcurrentStreams() {
         return slots.limit();
+    }
+
+    /** @return Helidon's connection (tests inspect its stream map) */
+    Http2ClientConnection helidonConnection() {
+        return h2;
     }
 
     SerializedFrameWriter writer() {

@@ -45,8 +45,8 @@ final class HelidonBusStream implements BusStream {
     private boolean headEndsStream;
     private ResponseHead head;
 
-    // reader-side only (readLock)
-    private boolean readerDone;
+    // written by the reader (readLock), read by endRequest
+    private volatile boolean readerDone;
 
     // set before our RST_STREAM is written; checked under the frame writer's lock before each DATA frame
     private volatile boolean resetSent;
@@ -147,6 +147,7 @@ final class HelidonBusStream implements BusStream {
                 lock.unlock();
             }
             writeFrame(Frames.dataHeader(id, 0, true), null, 0);
+            releaseHelidonStreamIfDone();
         } finally {
             writeLock.unlock();
         }
@@ -209,10 +210,13 @@ final class HelidonBusStream implements BusStream {
                 }
                 if (headEndsStream) {
                     readerDone = true;
-                    return null;
                 }
             } finally {
                 lock.unlock();
+            }
+            if (readerDone) {
+                releaseHelidonStreamIfDone();
+                return null;
             }
             Duration slice = connection.settings().readPollSlice();
             while (true) {
@@ -228,6 +232,7 @@ final class HelidonBusStream implements BusStream {
                 if (frame == null) {
                     if (helidon.trailers().isDone()) {
                         readerDone = true;
+                        releaseHelidonStreamIfDone();
                         return null;
                     }
                     continue;
@@ -238,6 +243,7 @@ final class HelidonBusStream implements BusStream {
                 data.read(bytes);
                 if (end) {
                     readerDone = true;
+                    releaseHelidonStreamIfDone();
                     if (bytes.length == 0) {
                         return null;
                     }
@@ -389,6 +395,23 @@ final class HelidonBusStream implements BusStream {
     }
 
     // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * Once both bodies have ended and the reader has consumed the end, Helidon's stream object is dropped from
+     * its connection's stream map (Helidon would keep it for the connection's lifetime otherwise).
+     */
+    private void releaseHelidonStreamIfDone() {
+        boolean done;
+        lock.lock();
+        try {
+            done = readerDone && !state.localOpen();
+        } finally {
+            lock.unlock();
+        }
+        if (done) {
+            helidon.close();
+        }
+    }
 
     private void remoteEndLocked() {
         StreamState before = state;

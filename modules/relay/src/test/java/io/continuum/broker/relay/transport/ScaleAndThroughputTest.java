@@ -40,6 +40,13 @@ class ScaleAndThroughputTest {
         stream.end();
     }
 
+    /** Size of Helidon's private stream map: finished streams must not accumulate on a months-long connection. */
+    static int helidonStreams(HelidonBusConnection connection) throws ReflectiveOperationException {
+        var field = connection.helidonConnection().getClass().getDeclaredField("streams");
+        field.setAccessible(true);
+        return ((java.util.Map<?, ?>) field.get(connection.helidonConnection())).size();
+    }
+
     @Test
     void thousandStreamsUnderASlotLimitOfHundredAllComplete() throws Exception {
         int streams = 1000;
@@ -77,6 +84,7 @@ class ScaleAndThroughputTest {
             assertTrue(maxInUse.get() <= 100, "never more streams than the peer allows");
             assertTrue(connection.isOpen());
             TransportFixture.eventually(() -> h.streamsInUse() == 0, WAIT, "all slots released");
+            assertEquals(0, helidonStreams(h), "Helidon's stream map holds no finished stream");
         }
     }
 
