@@ -78,6 +78,23 @@ class BusTransportBasicsTest {
     }
 
     @Test
+    void credentialNeverAppearsInTextsOrErrors() throws Exception {
+        StreamRequest request = dataStream(5);
+        assertFalse(request.toString().contains(TransportFixture.CREDENTIAL));
+        assertFalse(Header.of("Authorization", "x").toString().contains(": x"), "authorization is always sensitive");
+        try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
+            BusStream stream = connection.open(request, WAIT);
+            router.nextStream(WAIT).reset(0x1);
+            TransportException e = assertThrows(TransportException.class, stream::read);
+            assertFalse(String.valueOf(e.getMessage()).contains(TransportFixture.CREDENTIAL));
+            connection.close();
+            TransportException lost = assertThrows(TransportException.class, () -> connection.open(request, WAIT));
+            assertFalse(String.valueOf(lost.getMessage()).contains(TransportFixture.CREDENTIAL));
+            assertThrows(IllegalArgumentException.class, () -> stream.release(0));
+        }
+    }
+
+    @Test
     void notFoundHeadEndsTheStream() throws Exception {
         try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
             BusStream stream = connection.open(dataStream(2), WAIT);
