@@ -61,7 +61,7 @@ final class HelidonBusConnection implements BusConnection {
     private long granted;           // connection window granted to the peer in total
     private long pendingConnectionCredit;
     private int highestRegistered;
-    private long outstandingPing = -1;
+    private final java.util.Set<Long> outstandingPings = new java.util.HashSet<>();
     private long pingSequence;
     private ConnectionLostException failure;
 
@@ -206,7 +206,7 @@ final class HelidonBusConnection implements BusConnection {
                 return false;
             }
             id = ++pingSequence;
-            outstandingPing = id;
+            outstandingPings.add(id);
         } finally {
             lock.unlock();
         }
@@ -222,8 +222,9 @@ final class HelidonBusConnection implements BusConnection {
         long nanos = timeout.toNanos();
         lock.lock();
         try {
-            while (outstandingPing == pingId && failure == null) {
+            while (outstandingPings.contains(pingId) && failure == null) {
                 if (nanos <= 0) {
+                    outstandingPings.remove(pingId);
                     return false;
                 }
                 nanos = keepaliveWake.awaitNanos(nanos);
@@ -494,8 +495,7 @@ final class HelidonBusConnection implements BusConnection {
         public void pingAck(long opaque) {
             lock.lock();
             try {
-                if (opaque == outstandingPing) {
-                    outstandingPing = -1;
+                if (outstandingPings.remove(opaque)) {
                     keepaliveWake.signalAll();
                 }
             } finally {

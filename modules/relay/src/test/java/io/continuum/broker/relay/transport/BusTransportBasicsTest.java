@@ -45,9 +45,10 @@ class BusTransportBasicsTest {
             assertEquals("Bearer " + TransportFixture.CREDENTIAL, routed.header("authorization").orElseThrow());
             assertEquals("session-1", routed.header("continuum-session-id").orElseThrow());
             assertEquals("continuum-event-broker/test", routed.header("user-agent").orElseThrow());
-            routed.sendHead(200);
+            routed.sendHead(200, java.util.Map.of("content-type", "application/x-continuum-bus"));
             ResponseHead head = stream.awaitResponseHead(WAIT);
             assertEquals(200, head.status());
+            assertEquals("application/x-continuum-bus", head.header("Content-Type").orElseThrow());
 
             int size = 300_000;
             CompletableFuture<Long> routerRead = CompletableFuture.supplyAsync(() -> {

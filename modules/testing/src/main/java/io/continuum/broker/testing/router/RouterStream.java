@@ -81,6 +81,18 @@ public final class RouterStream {
      * @param status HTTP status
      */
     public synchronized void sendHead(int status) {
+        sendHead(status, Map.of());
+    }
+
+    /**
+     * Sends the response status and these headers now (HEADERS without END_STREAM), e.g.
+     * {@code content-type: application/x-continuum-bus} on a session stream.
+     *
+     * @param status  HTTP status
+     * @param headers response headers
+     */
+    public synchronized void sendHead(int status, Map<String, String> headers) {
+        headers.forEach((name, value) -> response.header(name, value));
         response.status(Status.create(status));
         out = response.outputStream();
         // Helidon's HTTP/2 response sends HEADERS with the first body byte; its header flush is package-private
