@@ -245,6 +245,16 @@ final class HelidonBusConnection implements BusConnection {
         return slots.limit();
     }
 
+    /** @return the TLS socket's negotiated protocol and TCP_NODELAY, for tests: e.g. {@code TLSv1.3 nodelay=true} */
+    String socketDescription() {
+        try {
+            return dialed.tls().getSession().getProtocol() + " alpn=" + dialed.tls().getApplicationProtocol()
+                    + " nodelay=" + dialed.tcp().getTcpNoDelay();
+        } catch (java.net.SocketException e) {
+            return "closed";
+        }
+    }
+
     /** @return Helidon's connection (tests inspect its stream map) */
     Http2ClientConnection helidonConnection() {
         return h2;

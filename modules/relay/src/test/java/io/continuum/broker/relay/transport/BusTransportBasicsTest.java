@@ -39,6 +39,8 @@ class BusTransportBasicsTest {
     @Test
     void fullDuplexBothWaysThenHalfCloseEachSide() throws Exception {
         try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
+            String socket = ((HelidonBusConnection) connection).socketDescription();
+            assertTrue(socket.matches("TLSv1\\.[23] alpn=h2 nodelay=true"), socket); // pitfall 5: TCP_NODELAY on
             BusStream stream = connection.open(dataStream(1), WAIT);
             RouterStream routed = router.nextStream(WAIT);
             assertEquals("/bus/v1/streams/1", routed.path());

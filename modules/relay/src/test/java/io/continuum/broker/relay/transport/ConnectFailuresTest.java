@@ -67,6 +67,15 @@ class ConnectFailuresTest {
     }
 
     @Test
+    void tls12PeerIsAccepted() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(), "TLSv1.2");
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            String socket = ((HelidonBusConnection) connection).socketDescription();
+            assertTrue(socket.startsWith("TLSv1.2 alpn=h2"), socket);
+        }
+    }
+
+    @Test
     void serverWithoutAlpnH2IsRefused() throws Exception {
         try (SSLServerSocket listener = (SSLServerSocket) TransportFixture.SERVER.serverContext()
                 .getServerSocketFactory().createServerSocket(0, 5, InetAddress.getLoopbackAddress())) {

@@ -83,6 +83,55 @@ class WireLevelTest {
         }
     }
 
+    /**
+     * Pitfall 2 seen from the peer: the client never sends more than the stream and connection windows the peer
+     * granted (counted exactly by a raw peer), across WINDOW_UPDATEs and a SETTINGS_INITIAL_WINDOW_SIZE change.
+     */
+    @Test
+    void writesStayExactlyWithinGrantedWindows() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, 1000L));
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream stream = connection.open(dataStream(1), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            int total = 100_000;
+            Thread writer = Thread.ofVirtual().start(() -> {
+                try {
+                    stream.write(ByteBuffer.wrap(new byte[total]));
+                } catch (TransportException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            long streamGranted = 1000;
+            long connectionGranted = 65_535;
+            boolean settingsChanged = false;
+            while (wire.dataReceived(1) < total) {
+                long allowed = Math.min(streamGranted, connectionGranted);
+                TransportFixture.eventually(() -> wire.dataReceived(1) >= Math.min(allowed, total), WAIT,
+                        "client sends up to the window");
+                assertTrue(h.ping(WAIT));
+                assertEquals(Math.min(allowed, total), wire.dataReceived(1), "exactly the granted window, no more");
+                if (!settingsChanged && allowed >= 20_000) {
+                    // raise every stream window by 2,000 through SETTINGS
+                    wire.send(0x4, 0, 0, new byte[] {0, 0x4, 0, 0, (byte) (3000 >>> 8), (byte) (3000 & 0xFF)});
+                    streamGranted += 2000;
+                    settingsChanged = true;
+                } else {
+                    wire.sendWindowUpdate(1, 7000);
+                    streamGranted += 7000;
+                }
+                if (connectionGranted - wire.dataReceived(1) < 10_000) {
+                    wire.sendWindowUpdate(0, 30_000);
+                    connectionGranted += 30_000;
+                }
+            }
+            assertTrue(writer.join(WAIT));
+            assertEquals(total, wire.dataReceived(1));
+            assertTrue(connection.isOpen());
+        }
+    }
+
     @Test
     void slotsFollowThePeersMaxConcurrentStreamsAndTheWaitIsBounded() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 2L));

@@ -55,12 +55,14 @@ public final class RawH2Peer implements AutoCloseable {
 
     private final SSLServerSocket listener;
     private final Map<Integer, Long> settings;
+    private final String[] tlsProtocols;
     private final BlockingQueue<Connection> connections = new LinkedBlockingQueue<>();
     private final Thread acceptor;
     private volatile boolean closed;
 
-    private RawH2Peer(ServerIdentity identity, Map<Integer, Long> settings) throws IOException {
+    private RawH2Peer(ServerIdentity identity, Map<Integer, Long> settings, String[] tlsProtocols) throws IOException {
         this.settings = settings;
+        this.tlsProtocols = tlsProtocols;
         this.listener = (SSLServerSocket) identity.serverContext().getServerSocketFactory()
                 .createServerSocket(0, 50, InetAddress.getLoopbackAddress());
         SSLParameters parameters = listener.getSSLParameters();
@@ -76,7 +78,19 @@ public final class RawH2Peer implements AutoCloseable {
      * @throws IOException when the socket cannot be opened
      */
     public static RawH2Peer start(ServerIdentity identity, Map<Integer, Long> settings) throws IOException {
-        return new RawH2Peer(identity, settings);
+        return new RawH2Peer(identity, settings, null);
+    }
+
+    /**
+     * @param identity     server certificate
+     * @param settings     SETTINGS the peer sends first
+     * @param tlsProtocols the only TLS versions the peer accepts, e.g. {@code TLSv1.2}
+     * @return a started peer
+     * @throws IOException when the socket cannot be opened
+     */
+    public static RawH2Peer start(ServerIdentity identity, Map<Integer, Long> settings, String... tlsProtocols)
+            throws IOException {
+        return new RawH2Peer(identity, settings, tlsProtocols);
     }
 
     /** @return {@code https://localhost:<port>} */
@@ -139,6 +153,9 @@ public final class RawH2Peer implements AutoCloseable {
 
         Connection(SSLSocket socket) throws IOException {
             this.socket = socket;
+            if (tlsProtocols != null && tlsProtocols.length > 0) {
+                socket.setEnabledProtocols(tlsProtocols);
+            }
             socket.startHandshake();
             this.in = new DataInputStream(socket.getInputStream());
             this.out = socket.getOutputStream();
