@@ -113,8 +113,8 @@ final class HelidonBusStream implements BusStream {
                 }
                 data.get(frameBuffer, 0, n);
                 writeFrame(Frames.dataHeader(id, n, false), frameBuffer, n);
-                // keep Helidon's connection-level outbound accounting in step, else its overflow check on the
-                // peer's connection WINDOW_UPDATEs would fire (GOAWAY FLOW_CONTROL_ERROR) after 2 GiB
+                // keep Helidon's connection-level outbound accounting in step with what was sent, so its overflow
+                // check on the peer's connection WINDOW_UPDATEs only ever sees windows the peer really granted
                 helidon.flowControl().outbound().decrementWindowSize(n);
             }
         } catch (InterruptedException e) {
