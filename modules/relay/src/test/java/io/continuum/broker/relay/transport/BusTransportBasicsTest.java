@@ -81,6 +81,7 @@ class BusTransportBasicsTest {
     }
 
     @Test
+    @SuppressWarnings("try") // closes inside the try on purpose: behaviour after close is under test
     void credentialNeverAppearsInTextsOrErrors() throws Exception {
         StreamRequest request = dataStream(5);
         assertFalse(request.toString().contains(TransportFixture.CREDENTIAL));

@@ -55,6 +55,7 @@ class ConnectionDeathTest {
     }
 
     @Test
+    @SuppressWarnings("try") // closes inside the try on purpose: behaviour after close is under test
     void cutMidTransferFailsEveryStreamAndLeaksNothing() throws Exception {
         int before = ThreadCensus.transportThreads();
         long socketsBefore;
