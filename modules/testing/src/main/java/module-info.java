@@ -6,6 +6,7 @@ module io.continuum.broker.testing {
     requires transitive io.continuum.broker.protocol;
     requires io.helidon.webserver;
     requires io.helidon.webserver.http2;
+    requires io.helidon.http.http2;
     requires com.fasterxml.jackson.core;
     requires org.bouncycastle.pkix;
     requires org.bouncycastle.provider;

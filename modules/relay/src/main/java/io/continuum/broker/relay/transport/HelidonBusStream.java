@@ -1,0 +1,490 @@
+package io.continuum.broker.relay.transport;
+
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.helidon.common.buffers.BufferData;
+import io.helidon.http.Header;
+import io.helidon.http.http2.Http2ErrorCode;
+import io.helidon.http.http2.Http2Flag;
+import io.helidon.http.http2.Http2FrameData;
+import io.helidon.http.http2.Http2Headers;
+import io.helidon.http.http2.Http2RstStream;
+import io.helidon.webclient.http2.StreamTimeoutException;
+
+/**
+ * One bus stream on a {@link HelidonBusConnection}. State and windows are guarded by the connection's lock
+ * ({@link #changed} is a condition of it); one writer at a time per stream ({@link #writeLock}).
+ */
+final class HelidonBusStream implements BusStream {
+    private final HelidonBusConnection connection;
+    private final BusClientStream helidon;
+    private final int id;
+    private final ReentrantLock lock;
+    private final Condition changed;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final ReentrantLock readLock = new ReentrantLock();
+    private final byte[] frameBuffer = new byte[Frames.MAX_FRAME_PAYLOAD];
+
+    // guarded by lock
+    private StreamState state = StreamState.OPEN;
+    private TransportException failure;
+    private long sendWindow;
+    private long received;
+    private long released;
+    private long granted = TransportSettings.STREAM_RECEIVE_WINDOW;
+    private long pendingStreamCredit;
+    private boolean creditReturned;
+    private boolean headSeen;
+    private boolean headEndsStream;
+    private ResponseHead head;
+
+    // written by the reader (readLock), read by endRequest
+    private volatile boolean readerDone;
+
+    // set before our RST_STREAM is written; checked under the frame writer's lock before each DATA frame
+    private volatile boolean resetSent;
+
+    HelidonBusStream(HelidonBusConnection connection, BusClientStream helidon, int id, long peerInitialWindow) {
+        this.connection = connection;
+        this.helidon = helidon;
+        this.id = id;
+        this.lock = connection.lock;
+        this.changed = lock.newCondition();
+        this.sendWindow = peerInitialWindow;
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    int idInt() {
+        return id;
+    }
+
+    /** @return DATA payload bytes the peer has sent on this stream so far (for tests and metrics) */
+    long receivedBytes() {
+        lock.lock();
+        try {
+            return received;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the state (for tests) */
+    StreamState state() {
+        lock.lock();
+        try {
+            return state;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void write(ByteBuffer data) throws TransportException {
+        writeLock.lock();
+        try {
+            while (data.hasRemaining()) {
+                int n;
+                lock.lock();
+                try {
+                    while (true) {
+                        throwIfNotWritableLocked();
+                        n = (int) Math.min(Math.min(data.remaining(), Frames.MAX_FRAME_PAYLOAD),
+                                Math.min(connection.sendWindowLocked(), sendWindow));
+                        if (n > 0) {
+                            break;
+                        }
+                        changed.await(); // pitfall 2 and 6: wait for the window without holding others, no timeout
+                    }
+                    connection.consumeSendWindowLocked(n);
+                    sendWindow -= n;
+                } finally {
+                    lock.unlock();
+                }
+                data.get(frameBuffer, 0, n);
+                writeFrame(Frames.dataHeader(id, n, false), frameBuffer, n);
+                // keep Helidon's connection-level outbound accounting in step with what was sent, so its overflow
+                // check on the peer's connection WINDOW_UPDATEs only ever sees windows the peer really granted
+                helidon.flowControl().outbound().decrementWindowSize(n);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamClosedException("interrupted while writing stream " + id);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public void endRequest() throws TransportException {
+        writeLock.lock();
+        try {
+            boolean finished;
+            lock.lock();
+            try {
+                if (failure != null) {
+                    throw failure;
+                }
+                if (!state.localOpen()) {
+                    return;
+                }
+                state = state.onLocalEnd();
+                finished = state.terminal();
+                if (finished) {
+                    finishLocked();
+                }
+            } finally {
+                lock.unlock();
+            }
+            writeFrame(Frames.dataHeader(id, 0, true), null, 0);
+            releaseHelidonStreamIfDone();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public ResponseHead awaitResponseHead(Duration timeout) throws TimeoutException, TransportException {
+        long nanos = timeout.toNanos();
+        lock.lock();
+        try {
+            while (!headSeen) {
+                if (failure != null) {
+                    throw failure;
+                }
+                if (nanos <= 0) {
+                    throw new TimeoutException("no response head on stream " + id + " within " + timeout.toMillis()
+                            + " ms");
+                }
+                nanos = changed.awaitNanos(nanos);
+            }
+            if (head != null) {
+                return head;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamClosedException("interrupted while waiting for the response head of stream " + id);
+        } finally {
+            lock.unlock();
+        }
+        // the HEADERS frame has arrived; Helidon's reader thread decodes it right behind the sniffer
+        ResponseHead decoded;
+        try {
+            decoded = toHead(helidon.readHeaders());
+        } catch (RuntimeException e) {
+            throw failureOr("response head of stream " + id + " could not be read");
+        }
+        lock.lock();
+        try {
+            head = decoded;
+            return head;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public ByteBuffer read() throws TransportException {
+        readLock.lock();
+        try {
+            if (readerDone) {
+                return null;
+            }
+            lock.lock();
+            try {
+                while (!headSeen && failure == null) {
+                    changed.await();
+                }
+                if (failure != null) {
+                    throw failure;
+                }
+                if (headEndsStream) {
+                    readerDone = true;
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (readerDone) {
+                releaseHelidonStreamIfDone();
+                return null;
+            }
+            Duration slice = connection.settings().readPollSlice();
+            while (true) {
+                throwIfFailed();
+                Http2FrameData frame;
+                try {
+                    frame = helidon.readOne(slice);
+                } catch (StreamTimeoutException e) {
+                    continue;
+                } catch (RuntimeException e) {
+                    throw failureOr("reading stream " + id + " failed");
+                }
+                if (frame == null) {
+                    if (helidon.trailers().isDone()) {
+                        readerDone = true;
+                        releaseHelidonStreamIfDone();
+                        return null;
+                    }
+                    continue;
+                }
+                boolean end = (frame.header().flags() & Http2Flag.END_OF_STREAM) != 0;
+                BufferData data = frame.data();
+                byte[] bytes = new byte[data.available()];
+                data.read(bytes);
+                if (end) {
+                    readerDone = true;
+                    releaseHelidonStreamIfDone();
+                    if (bytes.length == 0) {
+                        return null;
+                    }
+                }
+                if (bytes.length > 0) {
+                    return ByteBuffer.wrap(bytes);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamClosedException("interrupted while reading stream " + id);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public void release(int n) {
+        if (n <= 0) {
+            throw new IllegalArgumentException("release needs a positive byte count");
+        }
+        int streamIncrement = 0;
+        int connectionIncrement;
+        lock.lock();
+        try {
+            if (creditReturned) {
+                return; // the stream ended abnormally and its bytes were credited to the connection already
+            }
+            if (released + n > received) {
+                throw new IllegalArgumentException("release of more bytes than were received");
+            }
+            released += n;
+            pendingStreamCredit += n;
+            if (state.remoteOpen() && pendingStreamCredit >= connection.settings().streamWindowUpdateThreshold()) {
+                streamIncrement = (int) pendingStreamCredit;
+                granted += streamIncrement;
+                pendingStreamCredit = 0;
+            }
+            connectionIncrement = connection.creditConnectionLocked(n);
+        } finally {
+            lock.unlock();
+        }
+        connection.sendWindowUpdate(id, streamIncrement);
+        connection.sendWindowUpdate(0, connectionIncrement);
+    }
+
+    @Override
+    public void cancel() {
+        boolean sendReset;
+        int connectionIncrement;
+        lock.lock();
+        try {
+            if (state == StreamState.RESET || state == StreamState.LOST) {
+                return;
+            }
+            sendReset = state != StreamState.CLOSED;
+            boolean wasTerminal = state.terminal();
+            failure = new StreamResetException(id, StreamResetException.CANCEL, false);
+            state = StreamState.RESET;
+            resetSent = true;
+            connectionIncrement = returnCreditLocked();
+            if (!wasTerminal) {
+                finishLocked();
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (sendReset) {
+            helidon.cancel(); // RST_STREAM CANCEL through Helidon's writer
+        }
+        wakeHelidonReader(); // pitfall 7: Helidon's cancel does not wake this stream's reader
+        connection.sendWindowUpdate(0, connectionIncrement);
+    }
+
+    @Override
+    public String toString() {
+        return "BusStream[" + id + "]";
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // events from the connection (lock held)
+
+    void signalLocked() {
+        changed.signalAll();
+    }
+
+    void adjustSendWindowLocked(long delta) {
+        sendWindow += delta;
+        changed.signalAll();
+    }
+
+    /** @return false if the peer overran this stream's receive window */
+    boolean receivedLocked(int length, boolean endStream) {
+        received += length;
+        if (endStream) {
+            remoteEndLocked();
+        }
+        return received <= granted;
+    }
+
+    void headersLocked(boolean endStream) {
+        if (!headSeen) {
+            headSeen = true;
+            headEndsStream = endStream;
+        }
+        if (endStream) {
+            remoteEndLocked();
+        }
+        changed.signalAll();
+    }
+
+    /** @return whether the stream was live and is now reset (the caller wakes the reader outside the lock) */
+    boolean resetByPeerLocked(long errorCode) {
+        if (state.terminal() && state != StreamState.CLOSED) {
+            return false;
+        }
+        boolean wasTerminal = state.terminal();
+        failure = new StreamResetException(id, errorCode, true);
+        state = StreamState.RESET;
+        int increment = returnCreditLocked();
+        if (increment > 0) {
+            Thread.ofVirtual().start(() -> connection.sendWindowUpdate(0, increment));
+        }
+        if (!wasTerminal) {
+            finishLocked();
+        }
+        changed.signalAll();
+        return true;
+    }
+
+    void connectionLostLocked(ConnectionLostException cause) {
+        if (state == StreamState.RESET || state == StreamState.LOST) {
+            return;
+        }
+        failure = cause;
+        state = StreamState.LOST;
+        creditReturned = true;
+        changed.signalAll();
+    }
+
+    /** Fails Helidon's stream buffer so a reader blocked in {@code readOne} returns at once (pitfall 7 and 8). */
+    void wakeHelidonReader() {
+        try {
+            helidon.rstStream(new Http2RstStream(Http2ErrorCode.CANCEL));
+        } catch (RuntimeException e) {
+            helidon.close();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * Once both bodies have ended and the reader has consumed the end, Helidon's stream object is dropped from
+     * its connection's stream map (Helidon would keep it for the connection's lifetime otherwise).
+     */
+    private void releaseHelidonStreamIfDone() {
+        boolean done;
+        lock.lock();
+        try {
+            done = readerDone && !state.localOpen();
+        } finally {
+            lock.unlock();
+        }
+        if (done) {
+            helidon.close();
+        }
+    }
+
+    private void remoteEndLocked() {
+        StreamState before = state;
+        state = state.onRemoteEnd();
+        if (!before.terminal() && state.terminal()) {
+            finishLocked();
+        }
+    }
+
+    private void finishLocked() {
+        connection.streamFinishedLocked(this);
+    }
+
+    private int returnCreditLocked() {
+        if (creditReturned) {
+            return 0;
+        }
+        creditReturned = true;
+        long outstanding = received - released;
+        return outstanding > 0 ? connection.creditConnectionLocked(outstanding) : 0;
+    }
+
+    private void throwIfNotWritableLocked() throws TransportException {
+        if (failure != null) {
+            throw failure;
+        }
+        if (!state.localOpen()) {
+            throw new StreamClosedException("request body of stream " + id + " already ended");
+        }
+    }
+
+    private void throwIfFailed() throws TransportException {
+        lock.lock();
+        try {
+            if (failure != null) {
+                throw failure;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private TransportException failureOr(String message) {
+        lock.lock();
+        try {
+            if (failure != null) {
+                return failure;
+            }
+            ConnectionLostException lost = connection.failureLocked();
+            return lost != null ? lost : new StreamClosedException(message);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void writeFrame(byte[] header, byte[] payload, int length) throws TransportException {
+        try {
+            if (!connection.writer().writeOwnFrameUnless(() -> resetSent, header, payload, 0, length)) {
+                throwIfFailed();
+                throw new StreamClosedException("stream " + id + " was reset");
+            }
+        } catch (UncheckedIOException e) {
+            throw failureOr("write on stream " + id + " failed");
+        }
+    }
+
+    private static ResponseHead toHead(Http2Headers headers) {
+        List<io.continuum.broker.relay.transport.Header> list = new ArrayList<>();
+        for (Header header : headers.httpHeaders()) {
+            for (String value : header.allValues()) {
+                list.add(new io.continuum.broker.relay.transport.Header(header.name(), value, header.sensitive()));
+            }
+        }
+        return new ResponseHead(headers.status().code(), list);
+    }
+}

@@ -1,0 +1,104 @@
+package io.continuum.broker.relay.transport;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Stream slots under the peer's SETTINGS_MAX_CONCURRENT_STREAMS (pitfall 9: Helidon neither exposes the value
+ * nor reserves slots on the route this transport uses). The limit follows every SETTINGS frame; a lowered limit
+ * only delays new streams until enough old ones end.
+ */
+final class StreamSlots {
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition freed = lock.newCondition();
+    private long limit = Long.MAX_VALUE; // RFC 9113: unlimited until the peer says otherwise
+    private long inUse;
+    private ConnectionLostException failure;
+
+    /**
+     * @param timeout how long to wait
+     * @throws SlotTimeoutException    when no slot frees up in time
+     * @throws ConnectionLostException when the connection dies while waiting
+     */
+    void acquire(Duration timeout) throws SlotTimeoutException, ConnectionLostException {
+        long nanos = timeout.toNanos();
+        lock.lock();
+        try {
+            while (true) {
+                if (failure != null) {
+                    throw failure;
+                }
+                if (inUse < limit) {
+                    inUse++;
+                    return;
+                }
+                if (nanos <= 0) {
+                    throw new SlotTimeoutException("no HTTP/2 stream slot within " + timeout.toMillis() + " ms ("
+                            + inUse + " streams open, peer allows " + limit + ")");
+                }
+                nanos = freed.awaitNanos(nanos);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SlotTimeoutException("interrupted while waiting for an HTTP/2 stream slot");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void release() {
+        lock.lock();
+        try {
+            if (inUse > 0) {
+                inUse--;
+            }
+            freed.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void limit(long newLimit) {
+        lock.lock();
+        try {
+            limit = newLimit;
+            freed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void fail(ConnectionLostException cause) {
+        lock.lock();
+        try {
+            failure = cause;
+            freed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long inUse() {
+        lock.lock();
+        try {
+            return inUse;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long limit() {
+        lock.lock();
+        try {
+            return limit;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    static long toNanos(Duration d) {
+        return TimeUnit.NANOSECONDS.convert(d);
+    }
+}

@@ -1,0 +1,156 @@
+package io.continuum.broker.relay.transport;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * TCP connect and TLS handshake to the bus: TLS 1.3 or 1.2 only, ALPN {@code h2} only, the server certificate
+ * verified against the configured trust and the name {@link BusEndpoint#verifiedName()}, TCP_NODELAY on
+ * (pitfall 5). Plaintext is impossible here.
+ */
+final class TlsDialer {
+    private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+
+    private TlsDialer() {
+    }
+
+    /** A connected, handshaken socket pair. */
+    record Dialed(Socket tcp, SSLSocket tls) {
+    }
+
+    /**
+     * @param endpoint      where to connect
+     * @param deadlineNanos {@link System#nanoTime()} deadline for TCP and TLS together
+     * @param created       receives the TCP socket as soon as it exists, so a watchdog can close it
+     * @return the TLS socket, read timeout cleared
+     * @throws BusConnectException with kind TCP or TLS
+     */
+    static Dialed dial(BusEndpoint endpoint, long deadlineNanos, Consumer<Socket> created) throws BusConnectException {
+        SSLContext context = sslContext(endpoint.trust());
+        Socket tcp = new Socket();
+        created.accept(tcp);
+        try {
+            tcp.setTcpNoDelay(true);
+            tcp.setKeepAlive(true);
+            InetSocketAddress address = new InetSocketAddress(endpoint.host(), endpoint.port());
+            if (address.isUnresolved()) {
+                throw new BusConnectException(BusConnectException.Kind.TCP,
+                        "cannot resolve " + endpoint.host(), null);
+            }
+            tcp.connect(address, remainingMillis(deadlineNanos));
+        } catch (java.net.SocketTimeoutException e) {
+            closeQuietly(tcp);
+            throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "TCP connect timed out", e);
+        } catch (IOException e) {
+            closeQuietly(tcp);
+            throw new BusConnectException(BusConnectException.Kind.TCP,
+                    "connect to " + endpoint.host() + ":" + endpoint.port() + " failed: " + e.getMessage(), e);
+        } catch (BusConnectException e) {
+            closeQuietly(tcp);
+            throw e;
+        }
+        SSLSocket tls = null;
+        try {
+            String name = endpoint.verifiedName();
+            tls = (SSLSocket) context.getSocketFactory().createSocket(tcp, name, endpoint.port(), true);
+            SSLParameters parameters = tls.getSSLParameters();
+            parameters.setProtocols(PROTOCOLS);
+            parameters.setApplicationProtocols(new String[] {"h2"});
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            if (!isIpLiteral(name)) {
+                parameters.setServerNames(List.of(new SNIHostName(name)));
+            }
+            tls.setSSLParameters(parameters);
+            tls.setUseClientMode(true);
+            tcp.setSoTimeout(remainingMillis(deadlineNanos));
+            tls.startHandshake();
+            String alpn = tls.getApplicationProtocol();
+            if (!"h2".equals(alpn)) {
+                throw new BusConnectException(BusConnectException.Kind.TLS,
+                        "server did not select ALPN h2 (got " + (alpn == null || alpn.isEmpty() ? "none" : alpn) + ")",
+                        null);
+            }
+            tcp.setSoTimeout(0);
+            return new Dialed(tcp, tls);
+        } catch (java.net.SocketTimeoutException e) {
+            closeQuietly(tls);
+            closeQuietly(tcp);
+            throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "TLS handshake timed out", e);
+        } catch (IOException | IllegalArgumentException e) {
+            closeQuietly(tls);
+            closeQuietly(tcp);
+            throw new BusConnectException(BusConnectException.Kind.TLS, "TLS handshake failed: " + e.getMessage(), e);
+        } catch (BusConnectException e) {
+            closeQuietly(tls);
+            closeQuietly(tcp);
+            throw e;
+        }
+    }
+
+    static SSLContext sslContext(TlsTrust trust) throws BusConnectException {
+        try {
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            switch (trust) {
+                case TlsTrust.SystemRoots ignored -> tmf.init((KeyStore) null);
+                case TlsTrust.CaPem caPem -> {
+                    Collection<? extends Certificate> certificates = CertificateFactory.getInstance("X.509")
+                            .generateCertificates(new ByteArrayInputStream(caPem.pem()));
+                    if (certificates.isEmpty()) {
+                        throw new BusConnectException(BusConnectException.Kind.TLS, "CA bundle holds no certificate",
+                                null);
+                    }
+                    KeyStore store = KeyStore.getInstance("PKCS12");
+                    store.load(null, null);
+                    int i = 0;
+                    for (Certificate certificate : certificates) {
+                        store.setCertificateEntry("ca-" + i++, certificate);
+                    }
+                    tmf.init(store);
+                }
+            }
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, tmf.getTrustManagers(), null);
+            return context;
+        } catch (GeneralSecurityException | IOException e) {
+            throw new BusConnectException(BusConnectException.Kind.TLS, "cannot load trust: " + e.getMessage(), e);
+        }
+    }
+
+    static boolean isIpLiteral(String host) {
+        return host.indexOf(':') >= 0 || host.chars().allMatch(c -> c == '.' || (c >= '0' && c <= '9'));
+    }
+
+    static int remainingMillis(long deadlineNanos) throws BusConnectException {
+        long remaining = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        if (remaining <= 0) {
+            throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "connect timeout expired", null);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, remaining);
+    }
+
+    static void closeQuietly(Socket socket) {
+        if (socket != null) {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+    }
+}

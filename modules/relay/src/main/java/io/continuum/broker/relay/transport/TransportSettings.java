@@ -1,0 +1,77 @@
+package io.continuum.broker.relay.transport;
+
+import java.time.Duration;
+
+/**
+ * Tunables of the HTTP/2 transport. Every deadline is a parameter so tests can shrink it; {@link #defaults()}
+ * holds the production values.
+ *
+ * @param connectionReceiveWindow connection-level receive window advertised to the peer (bytes, at least 16 MiB).
+ *                                The per-stream 64 KiB windows bound memory; this one only has to be large enough
+ *                                that stalled streams never block the others (65,535 x 32,767 streams fits the maximum).
+ * @param streamWindowUpdateThreshold released bytes collected before a stream WINDOW_UPDATE is sent
+ * @param connectionWindowUpdateThreshold released bytes collected before a connection WINDOW_UPDATE is sent
+ * @param keepaliveInterval       idle time between transport PINGs
+ * @param keepaliveTimeout        how long a PING may stay unacknowledged before the connection is declared dead
+ * @param readPollSlice           longest single wait inside the HTTP/2 stack's stream buffer (a safety net only:
+ *                                readers are woken explicitly on reset, cancel and connection loss)
+ */
+public record TransportSettings(int connectionReceiveWindow,
+                                int streamWindowUpdateThreshold,
+                                int connectionWindowUpdateThreshold,
+                                Duration keepaliveInterval,
+                                Duration keepaliveTimeout,
+                                Duration readPollSlice) {
+    /** The HTTP/2 default and this protocol's fixed per-stream receive window (bus-protocol-v1 section 6). */
+    public static final int STREAM_RECEIVE_WINDOW = 65_535;
+    /** Minimum connection receive window required by bus-protocol-v1 section 6. */
+    public static final int MIN_CONNECTION_RECEIVE_WINDOW = 16 * 1024 * 1024;
+
+    /** Validates. */
+    public TransportSettings {
+        if (connectionReceiveWindow < MIN_CONNECTION_RECEIVE_WINDOW) {
+            throw new IllegalArgumentException("connection receive window below 16 MiB");
+        }
+        if (streamWindowUpdateThreshold < 1 || streamWindowUpdateThreshold > STREAM_RECEIVE_WINDOW) {
+            throw new IllegalArgumentException("stream window update threshold out of range");
+        }
+        if (connectionWindowUpdateThreshold < 1 || connectionWindowUpdateThreshold > connectionReceiveWindow / 2) {
+            throw new IllegalArgumentException("connection window update threshold out of range");
+        }
+        requirePositive(keepaliveInterval, "keepaliveInterval");
+        requirePositive(keepaliveTimeout, "keepaliveTimeout");
+        requirePositive(readPollSlice, "readPollSlice");
+    }
+
+    /**
+     * Production values: connection window 2^31-1, WINDOW_UPDATE after 16 KiB (stream) / 1 MiB (connection),
+     * PING every 5 s, dead after 10 s without the acknowledgement, so a silent peer is noticed within 15 s.
+     *
+     * @return defaults
+     */
+    public static TransportSettings defaults() {
+        return new TransportSettings(Integer.MAX_VALUE, 16 * 1024, 1024 * 1024,
+                Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(5));
+    }
+
+    /**
+     * @param interval PING interval
+     * @param timeout  PING acknowledgement timeout
+     * @return a copy with other keepalive deadlines
+     */
+    public TransportSettings withKeepalive(Duration interval, Duration timeout) {
+        return new TransportSettings(connectionReceiveWindow, streamWindowUpdateThreshold,
+                connectionWindowUpdateThreshold, interval, timeout, readPollSlice);
+    }
+
+    /** @return the longest time a silent dead peer can go unnoticed */
+    public Duration deathDetectionBound() {
+        return keepaliveInterval.plus(keepaliveTimeout);
+    }
+
+    private static void requirePositive(Duration d, String name) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive");
+        }
+    }
+}

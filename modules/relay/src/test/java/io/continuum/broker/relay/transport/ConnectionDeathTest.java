@@ -1,0 +1,213 @@
+package io.continuum.broker.relay.transport;
+
+import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
+import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
+import static io.continuum.broker.relay.transport.TransportFixture.pattern;
+import static io.continuum.broker.relay.transport.TransportFixture.readAllVerified;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.continuum.broker.testing.router.RawH2Peer;
+import io.continuum.broker.testing.router.RouterStream;
+import io.continuum.broker.testing.router.TestRouter;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Pitfalls 7 and 8: a dead connection (cut, GOAWAY, silent peer) fails every open stream's reader and writer
+ * promptly with a typed error, fires onClose once, and leaves no thread or socket behind; a reset stream leaves
+ * the others alone.
+ */
+class ConnectionDeathTest {
+
+    /** Failure outcome of one blocked operation. */
+    private static Future<Throwable> blocked(ExecutorService threads, Callable op) {
+        return threads.submit(() -> {
+            try {
+                op.call();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+    }
+
+    @FunctionalInterface
+    private interface Callable {
+        void call() throws Exception;
+    }
+
+    @Test
+    @SuppressWarnings("try") // closes inside the try on purpose: behaviour after close is under test
+    void cutMidTransferFailsEveryStreamAndLeaksNothing() throws Exception {
+        int before = ThreadCensus.transportThreads();
+        long socketsBefore;
+        // a 64 KiB router window: Helidon's server queues at most 32 frames per unread stream and then stops
+        // reading the whole connection; small windows keep the client's writers blocked on flow control instead
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+             TestRouter router = TestRouter.builder(TransportFixture.SERVER).initialWindowSize(65_535).start();
+             HelidonBusConnection connection =
+                     (HelidonBusConnection) new HelidonBusConnector().connect(endpoint(router.busUrl()))) {
+            socketsBefore = ThreadCensus.openSockets() - 4; // client, proxy (2), router side of this connection
+            AtomicInteger closeEvents = new AtomicInteger();
+            AtomicReference<TransportException> closeCause = new AtomicReference<>();
+            CountDownLatch closed = new CountDownLatch(1);
+            connection.onClose(e -> {
+                closeEvents.incrementAndGet();
+                closeCause.set(e);
+                closed.countDown();
+            });
+            List<Future<Throwable>> outcomes = new ArrayList<>();
+            CountDownLatch flowing = new CountDownLatch(5);
+            for (int i = 0; i < 5; i++) {
+                BusStream stream = connection.open(dataStream(i + 1), WAIT);
+                RouterStream routed = router.nextStream(WAIT);
+                routed.sendHead(200);
+                stream.awaitResponseHead(WAIT);
+                // router -> client: 32 KiB, then the client reader blocks in read() waiting for more
+                routed.write(pattern(0, 32_768, 1));
+                outcomes.add(blocked(threads, () -> {
+                    flowing.countDown();
+                    while (true) {
+                        stream.read();
+                    }
+                }));
+                // client -> router: the router never reads, so the writer blocks on flow control
+                outcomes.add(blocked(threads, () -> {
+                    while (true) {
+                        stream.write(ByteBuffer.wrap(new byte[65_536]));
+                    }
+                }));
+            }
+            assertTrue(flowing.await(20, TimeUnit.SECONDS));
+            long cutAt = System.nanoTime();
+            router.cutConnections();
+            for (Future<Throwable> outcome : outcomes) {
+                Throwable t = outcome.get(10, TimeUnit.SECONDS); // socket loss is noticed at once; 10 s is slack
+                assertInstanceOf(ConnectionLostException.class, t);
+            }
+            long noticedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cutAt);
+            System.out.println("[transport] cut noticed by all 10 blocked readers/writers within " + noticedMillis
+                    + " ms");
+            assertTrue(closed.await(10, TimeUnit.SECONDS));
+            assertEquals(ConnectionLostException.Reason.SOCKET,
+                    ((ConnectionLostException) closeCause.get()).reason());
+            connection.close();
+            assertEquals(1, closeEvents.get(), "onClose fires exactly once");
+            assertFalse(connection.isOpen());
+            assertThrows(ConnectionLostException.class, () -> connection.open(dataStream(9), WAIT));
+            TransportFixture.eventually(() -> ThreadCensus.transportThreads() <= before, WAIT,
+                    "transport threads ended");
+            TransportFixture.eventually(() -> ThreadCensus.openSockets() <= socketsBefore, WAIT,
+                    "the connection's sockets closed (" + socketsBefore + " before)");
+        }
+    }
+
+    @Test
+    void silentPeerIsDetectedByKeepaliveWithinTheBound() throws Exception {
+        TransportSettings fast = TransportSettings.defaults()
+                .withKeepalive(Duration.ofMillis(200), Duration.ofMillis(500));
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+             TestRouter router = TestRouter.builder(TransportFixture.SERVER).start()) {
+            BusConnection connection = new HelidonBusConnector(fast).connect(endpoint(router.busUrl()));
+            BusStream stream = connection.open(dataStream(1), WAIT);
+            router.nextStream(WAIT).sendHead(200);
+            stream.awaitResponseHead(WAIT);
+            Future<Throwable> reader = blocked(threads, stream::read);
+            long start = System.nanoTime();
+            router.blackhole(true);
+            Throwable t = reader.get(10, TimeUnit.SECONDS);
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            ConnectionLostException lost = assertInstanceOf(ConnectionLostException.class, t);
+            assertEquals(ConnectionLostException.Reason.KEEPALIVE_TIMEOUT, lost.reason());
+            System.out.println("[transport] silent peer noticed after " + millis + " ms (bound "
+                    + fast.deathDetectionBound().toMillis() + " ms)");
+            connection.close();
+            router.blackhole(false);
+        }
+    }
+
+    @Test
+    void goAwayFailsStreamsWithReasonGoaway() throws Exception {
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+             RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of())) {
+            BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()));
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream stream = connection.open(dataStream(1), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            Future<Throwable> reader = blocked(threads, stream::read);
+            CompletableFuture<TransportException> closed = new CompletableFuture<>();
+            connection.onClose(closed::complete);
+            wire.sendGoAway(1, 0x0);
+            ConnectionLostException lost = assertInstanceOf(ConnectionLostException.class,
+                    reader.get(10, TimeUnit.SECONDS));
+            assertEquals(ConnectionLostException.Reason.GOAWAY, lost.reason());
+            assertEquals(ConnectionLostException.Reason.GOAWAY,
+                    ((ConnectionLostException) closed.get(10, TimeUnit.SECONDS)).reason());
+            connection.close();
+        }
+    }
+
+    @Test
+    void oneStreamResetOthersAlive() throws Exception {
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+             TestRouter router = TestRouter.builder(TransportFixture.SERVER).start();
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(router.busUrl()))) {
+            List<BusStream> streams = new ArrayList<>();
+            List<RouterStream> routed = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                streams.add(connection.open(dataStream(i + 1), WAIT));
+                routed.add(router.nextStream(WAIT));
+                routed.get(i).sendHead(200);
+                streams.get(i).awaitResponseHead(WAIT);
+            }
+            Future<Throwable> victim = blocked(threads, () -> streams.get(1).read());
+            routed.get(1).reset(0x2);
+            Throwable victimOutcome;
+            try {
+                victimOutcome = victim.get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                HelidonBusStream h = (HelidonBusStream) streams.get(1);
+                throw new AssertionError("stream " + h.id() + " state " + h.state() + " open " + connection.isOpen(), e);
+            }
+            StreamResetException reset = assertInstanceOf(StreamResetException.class, victimOutcome);
+            assertEquals(0x2, reset.errorCode());
+            for (int i : new int[] {0, 2}) {
+                int seed = i;
+                RouterStream r = routed.get(i);
+                Future<Long> echoed = threads.submit(() -> readAllVerified(r.requestBody(), seed));
+                threads.submit(() -> {
+                    for (int off = 0; off < 200_000; off += 20_000) {
+                        r.write(pattern(off, 20_000, seed));
+                    }
+                    r.end();
+                    return null;
+                });
+                for (int off = 0; off < 200_000; off += 50_000) {
+                    streams.get(i).write(ByteBuffer.wrap(pattern(off, 50_000, seed)));
+                }
+                streams.get(i).endRequest();
+                assertEquals(200_000, readAllVerified(streams.get(i), seed));
+                assertEquals(200_000, echoed.get());
+            }
+            assertTrue(connection.isOpen());
+        }
+    }
+}

@@ -1,0 +1,148 @@
+package io.continuum.broker.relay.transport;
+
+import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
+import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
+import static io.continuum.broker.relay.transport.TransportFixture.pattern;
+import static io.continuum.broker.relay.transport.TransportFixture.readAllVerified;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.continuum.broker.testing.router.RouterStream;
+import io.continuum.broker.testing.router.TestRouter;
+import org.junit.jupiter.api.Test;
+
+/** 1,000 concurrent streams under a limit of 100 on one connection; one stream's throughput (printed only). */
+class ScaleAndThroughputTest {
+
+    /** Echo: the router sends back what it reads, then ends. */
+    private static void echo(RouterStream stream) throws Exception {
+        stream.sendHead(200);
+        byte[] buffer = new byte[16_384];
+        try (InputStream in = stream.requestBody()) {
+            int n;
+            while ((n = in.read(buffer)) >= 0) {
+                if (n > 0) {
+                    stream.write(java.util.Arrays.copyOf(buffer, n));
+                }
+            }
+        }
+        stream.end();
+    }
+
+    /** Size of Helidon's private stream map: finished streams must not accumulate on a months-long connection. */
+    static int helidonStreams(HelidonBusConnection connection) throws ReflectiveOperationException {
+        var field = connection.helidonConnection().getClass().getDeclaredField("streams");
+        field.setAccessible(true);
+        return ((java.util.Map<?, ?>) field.get(connection.helidonConnection())).size();
+    }
+
+    @Test
+    void thousandStreamsUnderASlotLimitOfHundredAllComplete() throws Exception {
+        int streams = 1000;
+        int size = 4096;
+        Duration slotTimeout = Duration.ofSeconds(60);
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+             TestRouter router = TestRouter.builder(TransportFixture.SERVER).maxConcurrentStreams(100)
+                     .streamHandler(ScaleAndThroughputTest::echo).start();
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(router.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            assertEquals(100, h.peerMaxConcurrentStreams());
+            AtomicLong maxInUse = new AtomicLong();
+            AtomicLong longestWaitNanos = new AtomicLong();
+            List<Future<Long>> results = new ArrayList<>();
+            long start = System.nanoTime();
+            for (int i = 0; i < streams; i++) {
+                int seed = i;
+                results.add(threads.submit(() -> {
+                    long t0 = System.nanoTime();
+                    BusStream stream = connection.open(dataStream(seed + 1), slotTimeout);
+                    longestWaitNanos.accumulateAndGet(System.nanoTime() - t0, Math::max);
+                    maxInUse.accumulateAndGet(h.streamsInUse(), Math::max);
+                    stream.write(ByteBuffer.wrap(pattern(0, size, seed)));
+                    stream.endRequest();
+                    assertEquals(200, stream.awaitResponseHead(WAIT).status());
+                    return readAllVerified(stream, seed);
+                }));
+            }
+            for (Future<Long> r : results) {
+                assertEquals(size, r.get());
+            }
+            System.out.printf("[transport] %d streams, slot limit 100: %d ms total, longest slot wait %d ms, "
+                            + "max in use %d%n", streams, Duration.ofNanos(System.nanoTime() - start).toMillis(),
+                    Duration.ofNanos(longestWaitNanos.get()).toMillis(), maxInUse.get());
+            assertTrue(maxInUse.get() <= 100, "never more streams than the peer allows");
+            assertTrue(connection.isOpen());
+            TransportFixture.eventually(() -> h.streamsInUse() == 0, WAIT, "all slots released");
+            assertEquals(0, helidonStreams(h), "Helidon's stream map holds no finished stream");
+        }
+    }
+
+    @Test
+    void oneStreamThroughputBothWays() throws Exception {
+        long total = 128L * 1024 * 1024;
+        int write = 64 * 1024;
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+             TestRouter router = TestRouter.builder(TransportFixture.SERVER).start();
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(router.busUrl()))) {
+            BusStream stream = connection.open(dataStream(1), WAIT);
+            RouterStream routed = router.nextStream(WAIT);
+            routed.sendHead(200);
+            stream.awaitResponseHead(WAIT);
+            byte[] block = new byte[write];
+            long start = System.nanoTime();
+            Future<Long> routerReads = threads.submit(() -> {
+                byte[] buffer = new byte[write];
+                long n = 0;
+                int r;
+                try (InputStream in = routed.requestBody()) {
+                    while ((r = in.read(buffer)) >= 0) {
+                        n += r;
+                    }
+                }
+                return n;
+            });
+            Future<?> routerWrites = threads.submit(() -> {
+                for (long sent = 0; sent < total; sent += write) {
+                    routed.write(block);
+                }
+                routed.end();
+                return null;
+            });
+            Future<Long> clientReads = threads.submit(() -> {
+                long n = 0;
+                ByteBuffer b;
+                while ((b = stream.read()) != null) {
+                    n += b.remaining();
+                    stream.release(b.remaining());
+                }
+                return n;
+            });
+            for (long sent = 0; sent < total; sent += write) {
+                stream.write(ByteBuffer.wrap(block));
+            }
+            stream.endRequest();
+            long upNanos = System.nanoTime() - start;
+            assertEquals(total, routerReads.get());
+            long up = System.nanoTime() - start;
+            assertEquals(total, clientReads.get());
+            routerWrites.get();
+            long both = System.nanoTime() - start;
+            double mib = total / (1024.0 * 1024.0);
+            System.out.printf("[transport] one stream, 64 KiB writes, %.0f MiB each way concurrently: "
+                            + "client->router %.1f MiB/s, router->client %.1f MiB/s (wall %d ms; client writes done "
+                            + "after %d ms)%n", mib, mib / (up / 1e9), mib / (both / 1e9), both / 1_000_000,
+                    upNanos / 1_000_000);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package io.continuum.broker.relay.transport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.pki.ServerIdentity;
+
+/** Shared set-up for transport tests: one ephemeral PKI per JVM, endpoints, payload patterns. */
+final class TransportFixture {
+    static final EphemeralPki PKI = EphemeralPki.create();
+    static final ServerIdentity SERVER = PKI.localhostServer();
+    static final String CREDENTIAL = "s3cr3t-credential-0123456789abcdef0123";
+    static final Duration WAIT = Duration.ofSeconds(20);
+
+    private TransportFixture() {
+    }
+
+    static BusEndpoint endpoint(URI url) {
+        return new BusEndpoint(url, TlsTrust.caPem(PKI.caPem()), null, Duration.ofSeconds(10),
+                "continuum-event-broker/test");
+    }
+
+    static StreamRequest dataStream(long id) {
+        return new StreamRequest("POST", "/bus/v1/streams/" + id, List.of(
+                Header.bearer(CREDENTIAL),
+                Header.of("continuum-session-id", "session-1"),
+                Header.of("content-type", "application/octet-stream")));
+    }
+
+    /** Byte i of a pattern stream: position-dependent so reordering or loss is detected. */
+    static byte patternByte(long position, int seed) {
+        return (byte) ((position * 31 + seed + (position >>> 8)) & 0xFF);
+    }
+
+    static byte[] pattern(long from, int length, int seed) {
+        byte[] b = new byte[length];
+        for (int i = 0; i < length; i++) {
+            b[i] = patternByte(from + i, seed);
+        }
+        return b;
+    }
+
+    /** Reads a client stream to its end, verifying the pattern and releasing as it goes; returns the count. */
+    static long readAllVerified(BusStream stream, int seed) throws TransportException {
+        long position = 0;
+        ByteBuffer chunk;
+        while ((chunk = stream.read()) != null) {
+            int n = chunk.remaining();
+            for (int i = 0; i < n; i++) {
+                if (chunk.get() != patternByte(position + i, seed)) {
+                    throw new AssertionError("byte " + (position + i) + " differs");
+                }
+            }
+            position += n;
+            stream.release(n);
+        }
+        return position;
+    }
+
+    /** Reads a router-side request body to EOF, verifying the pattern; returns the count. */
+    static long readAllVerified(InputStream in, int seed) throws IOException {
+        byte[] buffer = new byte[64 * 1024];
+        long position = 0;
+        int n;
+        while ((n = in.read(buffer)) >= 0) {
+            for (int i = 0; i < n; i++) {
+                if (buffer[i] != patternByte(position + i, seed)) {
+                    throw new AssertionError("byte " + (position + i) + " differs");
+                }
+            }
+            position += n;
+        }
+        return position;
+    }
+
+    /**
+     * Waits for a condition that has no notification to wait on (thread exit, socket state), bounded.
+     */
+    static void eventually(BooleanSupplier condition, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + timeout + ": " + what);
+            }
+            LockSupport.parkNanos(10_000_000L);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package io.continuum.broker.relay.transport;
+
+import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
+import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.continuum.broker.testing.router.HpackInspector;
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the transport puts on the wire, seen by a bare HTTP/2 peer: pitfall 4 (authorization never-indexed),
+ * pitfall 9 (the peer's MAX_CONCURRENT_STREAMS bounds open streams; the wait for a slot is bounded), pitfall 3
+ * (the connection window is opened), and that Helidon's own WINDOW_UPDATEs never reach the wire (pitfall 1).
+ */
+class WireLevelTest {
+
+    @Test
+    void authorizationIsNeverIndexedOnEveryRequest() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            HpackInspector hpack = new HpackInspector();
+            for (int i = 1; i <= 3; i++) {
+                connection.open(dataStream(i), WAIT);
+                RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+                assertFalse(headers.endStream(), "HEADERS without END_STREAM");
+                List<HpackInspector.Field> fields = hpack.decode(headers.payload());
+                HpackInspector.Field authorization = fields.stream()
+                        .filter(f -> f.name().equals("authorization")).findFirst().orElseThrow();
+                assertEquals(HpackInspector.Representation.NEVER_INDEXED, authorization.representation(),
+                        "request " + i + ": " + fields);
+                assertEquals("Bearer " + TransportFixture.CREDENTIAL, authorization.value());
+                String path = "/bus/v1/streams/" + i;
+                assertTrue(fields.stream().anyMatch(f -> f.name().equals(":path") && f.value().equals(path)));
+            }
+        }
+    }
+
+    @Test
+    void connectionWindowIsOpenedAndHelidonWindowUpdatesNeverReachTheWire() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            RawH2Peer.Frame first = wire.next(f -> f.type() == RawH2Peer.Frame.WINDOW_UPDATE, WAIT);
+            assertEquals(0, first.streamId());
+            int increment = ByteBuffer.wrap(first.payload()).getInt();
+            assertTrue(increment + 65_535L >= TransportSettings.MIN_CONNECTION_RECEIVE_WINDOW,
+                    "connection window at least 16 MiB");
+
+            BusStream stream = connection.open(dataStream(1), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            wire.sendStatus200(1, false);
+            // 64 KiB - 1 in four frames: the whole stream window
+            byte[] chunk = new byte[16_384];
+            for (int i = 0; i < 3; i++) {
+                wire.sendData(1, chunk, false);
+            }
+            wire.sendData(1, new byte[16_383], false);
+            long read = 0;
+            while (read < 65_535) {
+                ByteBuffer b = stream.read();
+                read += b.remaining();
+            }
+            // read but not released: no stream WINDOW_UPDATE may go out (Helidon would have sent one on read)
+            assertTrue(((HelidonBusConnection) connection).ping(WAIT));
+            stream.release(65_535);
+            RawH2Peer.Frame update = wire.next(f -> f.type() == RawH2Peer.Frame.WINDOW_UPDATE, WAIT);
+            assertEquals(1, update.streamId(), "the first WINDOW_UPDATE after the read is the release's");
+            assertEquals(65_535, ByteBuffer.wrap(update.payload()).getInt());
+            assertTrue(((HelidonBusConnection) connection).writer().droppedWindowUpdates() > 0,
+                    "Helidon tried to replenish on read and was stopped");
+        }
+    }
+
+    /**
+     * Pitfall 2 seen from the peer: the client never sends more than the stream and connection windows the peer
+     * granted (counted exactly by a raw peer), across WINDOW_UPDATEs and a SETTINGS_INITIAL_WINDOW_SIZE change.
+     */
+    @Test
+    void writesStayExactlyWithinGrantedWindows() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, 1000L));
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream stream = connection.open(dataStream(1), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            int total = 100_000;
+            Thread writer = Thread.ofVirtual().start(() -> {
+                try {
+                    stream.write(ByteBuffer.wrap(new byte[total]));
+                } catch (TransportException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            long streamGranted = 1000;
+            long connectionGranted = 65_535;
+            boolean settingsChanged = false;
+            while (wire.dataReceived(1) < total) {
+                long allowed = Math.min(streamGranted, connectionGranted);
+                TransportFixture.eventually(() -> wire.dataReceived(1) >= Math.min(allowed, total), WAIT,
+                        "client sends up to the window");
+                assertTrue(h.ping(WAIT));
+                assertEquals(Math.min(allowed, total), wire.dataReceived(1), "exactly the granted window, no more");
+                if (!settingsChanged && allowed >= 20_000) {
+                    // raise every stream window by 2,000 through SETTINGS
+                    wire.send(0x4, 0, 0, new byte[] {0, 0x4, 0, 0, (byte) (3000 >>> 8), (byte) (3000 & 0xFF)});
+                    streamGranted += 2000;
+                    settingsChanged = true;
+                } else {
+                    wire.sendWindowUpdate(1, 7000);
+                    streamGranted += 7000;
+                }
+                if (connectionGranted - wire.dataReceived(1) < 10_000) {
+                    wire.sendWindowUpdate(0, 30_000);
+                    connectionGranted += 30_000;
+                }
+            }
+            assertTrue(writer.join(WAIT));
+            assertEquals(total, wire.dataReceived(1));
+            assertTrue(connection.isOpen());
+        }
+    }
+
+    @Test
+    void slotsFollowThePeersMaxConcurrentStreamsAndTheWaitIsBounded() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 2L));
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            assertEquals(2, h.peerMaxConcurrentStreams());
+            BusStream first = connection.open(dataStream(1), WAIT);
+            BusStream second = connection.open(dataStream(2), WAIT);
+            long start = System.nanoTime();
+            assertThrows(SlotTimeoutException.class, () -> connection.open(dataStream(3), Duration.ofMillis(300)));
+            assertTrue(System.nanoTime() - start >= Duration.ofMillis(300).toNanos(), "waited the slot timeout");
+            // a cancelled stream frees its slot
+            first.cancel();
+            BusStream third = connection.open(dataStream(3), WAIT);
+            assertNotNull(third);
+            // END_STREAM both ways frees a slot too
+            second.endRequest();
+            wire.sendStatus200(3, true); // stream id 3 is the second stream
+            assertEquals(200, second.awaitResponseHead(WAIT).status());
+            TransportFixture.eventually(() -> h.streamsInUse() == 1, WAIT, "slot of the finished stream released");
+            assertNotNull(connection.open(dataStream(4), WAIT));
+            // a peer reset frees one
+            wire.sendReset(5, 0x8);
+            TransportFixture.eventually(() -> h.streamsInUse() == 1, WAIT, "slot of the reset stream released");
+            // and a connection death wakes a waiter at once
+            assertNotNull(connection.open(dataStream(5), WAIT));
+            Thread waiter = Thread.ofVirtual().start(() -> assertThrows(ConnectionLostException.class,
+                    () -> connection.open(dataStream(6), Duration.ofMinutes(5))));
+            TransportFixture.eventually(() -> waiter.getState() == Thread.State.WAITING
+                    || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, "waiter parked");
+            wire.close();
+            assertTrue(waiter.join(WAIT), "slot waiter woken by connection loss");
+        }
+    }
+}

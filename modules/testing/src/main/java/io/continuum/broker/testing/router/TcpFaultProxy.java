@@ -1,0 +1,111 @@
+package io.continuum.broker.testing.router;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A TCP relay in front of a test server that can fail the network the way real networks fail: cut every
+ * connection at once (both ends see a reset/EOF), or black-hole them (bytes are swallowed, nothing is closed,
+ * like a peer that vanished without a FIN).
+ */
+public final class TcpFaultProxy implements AutoCloseable {
+    private final ServerSocket listener;
+    private final InetSocketAddress target;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final Thread acceptor;
+    private volatile boolean blackholed;
+    private volatile boolean closed;
+
+    /**
+     * @param target where to relay to
+     * @throws IOException when the listening socket cannot be opened
+     */
+    public TcpFaultProxy(InetSocketAddress target) throws IOException {
+        this.target = target;
+        this.listener = new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
+        this.acceptor = Thread.ofVirtual().name("fault-proxy-accept").start(this::acceptLoop);
+    }
+
+    /** @return the port clients connect to */
+    public int port() {
+        return listener.getLocalPort();
+    }
+
+    /** Closes every relayed connection now; new ones are still accepted. */
+    public void cutAll() {
+        for (Socket socket : sockets) {
+            close(socket);
+        }
+        sockets.clear();
+    }
+
+    /**
+     * @param on whether bytes are swallowed in both directions (connections stay open)
+     */
+    public void blackhole(boolean on) {
+        blackholed = on;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        close(listener);
+        cutAll();
+        acceptor.interrupt();
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            try {
+                Socket client = listener.accept();
+                Socket server = new Socket();
+                server.setTcpNoDelay(true);
+                client.setTcpNoDelay(true);
+                server.connect(target, 5_000);
+                sockets.add(client);
+                sockets.add(server);
+                Thread.ofVirtual().name("fault-proxy-up").start(() -> pump(client, server));
+                Thread.ofVirtual().name("fault-proxy-down").start(() -> pump(server, client));
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        byte[] buffer = new byte[32 * 1024];
+        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+            int n;
+            while ((n = in.read(buffer)) >= 0) {
+                if (!blackholed) {
+                    out.write(buffer, 0, n);
+                    out.flush();
+                }
+            }
+        } catch (IOException e) {
+            // cut or closed
+        } finally {
+            close(from);
+            close(to);
+            sockets.remove(from);
+            sockets.remove(to);
+        }
+    }
+
+    private static void close(java.io.Closeable c) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+}
