@@ -5,6 +5,7 @@
  */
 module io.continuum.broker.app {
     requires io.continuum.broker.relay;
+    requires io.kubernetes.client.java.api;
     requires io.helidon.webserver;
     requires io.helidon.config;
     requires io.helidon.config.yaml;

@@ -1,6 +1,7 @@
 package io.continuum.broker.app;
 
 import io.continuum.broker.app.cli.Cli;
+import io.continuum.broker.app.runtime.RelayRuntime;
 
 /**
  * Entry point of {@code continuum-event-broker}:
@@ -18,6 +19,6 @@ public final class Main {
      * @param args command line
      */
     public static void main(String[] args) {
-        System.exit(Cli.builder().build().run(args));
+        System.exit(Cli.builder().runtimeFactory(RelayRuntime::new).build().run(args));
     }
 }

@@ -1,5 +1,9 @@
 package io.continuum.broker.app.observe;
 
+import io.continuum.broker.metadata.RestartReason;
+import io.continuum.broker.metadata.SkipReason;
+import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.RelayMetrics.Direction;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -44,7 +48,7 @@ public final class BrokerMetrics implements AutoCloseable {
     private final Map<Code, Counter> streamCloses = new EnumMap<>(Code.class);
     private final Counter overflowCloses;
     private final Map<Direction, Counter> relayedBytes = new EnumMap<>(Direction.class);
-    private final Map<WatchRestartReason, Counter> watchRestarts = new EnumMap<>(WatchRestartReason.class);
+    private final Map<RestartReason, Counter> watchRestarts = new EnumMap<>(RestartReason.class);
     private final Map<SkipReason, Counter> skipped = new EnumMap<>(SkipReason.class);
 
     private final AtomicReference<BooleanSupplier> sessionConnected = new AtomicReference<>(() -> false);
@@ -87,7 +91,7 @@ public final class BrokerMetrics implements AutoCloseable {
               () -> metadataResources.get().getAsLong());
         gauge("metadata_publishers", "Unique advertised publishers held in the view",
               () -> metadataPublishers.get().getAsLong());
-        for (WatchRestartReason r : WatchRestartReason.values()) {
+        for (RestartReason r : RestartReason.values()) {
             watchRestarts.put(r, counter("metadata_watch_restarts", "Ended metadata watch passes by reason",
                                          "reason", r.label()));
         }
@@ -206,7 +210,7 @@ public final class BrokerMetrics implements AutoCloseable {
      *
      * @param reason why
      */
-    public void watchRestart(WatchRestartReason reason) {
+    public void watchRestart(RestartReason reason) {
         watchRestarts.get(reason).increment();
     }
 

@@ -1,5 +1,9 @@
 package io.continuum.broker.app.observe;
 
+import io.continuum.broker.metadata.RestartReason;
+import io.continuum.broker.metadata.SkipReason;
+import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.RelayMetrics.Direction;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -126,7 +130,7 @@ class BrokerMetricsTest {
         metrics.streamClosed(Code.UPSTREAM_CLOSED);
         metrics.relayedBytes(Direction.UPSTREAM_TO_ROUTER, 1000);
         metrics.relayedBytes(Direction.ROUTER_TO_UPSTREAM, 7);
-        metrics.watchRestart(WatchRestartReason.EXPIRED);
+        metrics.watchRestart(RestartReason.EXPIRED);
         metrics.metadataSkipped(SkipReason.CHANNEL_CAP, 3);
         metrics.bindSessionConnected(() -> true);
         metrics.bindOpenStreams(() -> 5);

@@ -36,7 +36,6 @@ import io.continuum.broker.relay.transport.BusConnection;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.BusEndpoint;
 import io.continuum.broker.relay.transport.BusStream;
-import io.continuum.broker.relay.transport.ConnectionLostException;
 import io.continuum.broker.relay.transport.Header;
 import io.continuum.broker.relay.transport.ResponseHead;
 import io.continuum.broker.relay.transport.StreamRequest;
@@ -87,6 +86,11 @@ public final class BusSession {
     private volatile Frame.Drain drain;
     private volatile Duration retryAfter;
     private volatile AutoCloseable viewListener;
+    /** Set once a drain or shutdown has ended the request body: the router's close then completes it. */
+    private volatile EndReason drainEnd;
+
+    /** After END_STREAM on the session, how long the router gets to read what came before and close its side. */
+    static final Duration DRAIN_LINGER = Duration.ofSeconds(2);
 
     private record End(AttemptResult result, EndReason reason, String detail) {
     }
@@ -278,14 +282,18 @@ public final class BusSession {
             ByteBuffer chunk;
             try {
                 chunk = s.read();
-            } catch (StreamResetException e) {
-                endSession(AttemptResult.WELCOMED, EndReason.ROUTER_CLOSED, e.getMessage());
-                return;
-            } catch (ConnectionLostException e) {
-                endSession(AttemptResult.WELCOMED, EndReason.CONNECTION_LOST, e.getMessage());
-                return;
             } catch (TransportException e) {
-                endSession(AttemptResult.WELCOMED, EndReason.CONNECTION_LOST, e.getMessage());
+                EndReason drained = drainEnd;
+                if (drained != null) {
+                    endSession(AttemptResult.WELCOMED, drained, drained == EndReason.SHUTDOWN ? "shutdown" : "drained");
+                    return;
+                }
+                endAfterReadFailure(e);
+                return;
+            }
+            if (chunk == null && drainEnd != null) {
+                EndReason drained = drainEnd;
+                endSession(AttemptResult.WELCOMED, drained, drained == EndReason.SHUTDOWN ? "shutdown" : "drained");
                 return;
             }
             if (chunk == null) {
@@ -308,6 +316,12 @@ public final class BusSession {
                 dispatch(f);
             }
         }
+    }
+
+    private void endAfterReadFailure(TransportException failure) {
+        // A reset session stream is the router closing it (section 4 item 3); anything else is the connection.
+        EndReason reason = failure instanceof StreamResetException ? EndReason.ROUTER_CLOSED : EndReason.CONNECTION_LOST;
+        endSession(AttemptResult.WELCOMED, reason, failure.getMessage());
     }
 
     private void dispatch(Frame frame) {
@@ -412,6 +426,15 @@ public final class BusSession {
         }
     }
 
+    /**
+     * Ends the session at once, without draining (a second signal, or the broker closing).
+     */
+    public void abort() {
+        State st = state.get();
+        endSession(st == State.WELCOMED || st == State.DRAINING ? AttemptResult.WELCOMED : AttemptResult.FAILED,
+                EndReason.SHUTDOWN, "aborted");
+    }
+
     private void finishDrain(Duration deadline, EndReason reason) {
         long until = System.nanoTime() + deadline.toNanos();
         stateLock.lock();
@@ -431,10 +454,29 @@ public final class BusSession {
         if (end.get() != null) {
             return;
         }
+        drainEnd = reason;
         try {
             sessionStream.endRequest();
         } catch (TransportException e) {
             LOG.fine(() -> "event=end_request_failed error=\"" + e.getMessage() + "\"");
+        }
+        // Closing a TCP connection with unread bytes in flight can reset it and lose what the router
+        // has not read yet (the last stream_closed frames, END_STREAM): give the router a moment to
+        // read them and end its side, which ends the session (as drained/shutdown) by itself.
+        long lingerUntil = System.nanoTime() + DRAIN_LINGER.toNanos();
+        stateLock.lock();
+        try {
+            while (end.get() == null) {
+                long left = lingerUntil - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                changed.awaitNanos(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            stateLock.unlock();
         }
         endSession(AttemptResult.WELCOMED, reason, reason == EndReason.SHUTDOWN ? "shutdown" : "drained");
     }
@@ -559,9 +601,10 @@ public final class BusSession {
     }
 
     void refused(long streamId, Code code, String reason) {
-        send(new Frame.StreamRefused(streamId, code, reason));
+        // Counted before the frame leaves, so a router that reads the answer sees the count too.
         metrics.subscribeRefused(code);
         registry.refused(streamId, code, reason);
+        send(new Frame.StreamRefused(streamId, code, reason));
     }
 
     void streamOpened(DataStream ds) {

@@ -155,8 +155,8 @@ final class DataStream {
             queue.close();
             return;
         }
-        session.send(new Frame.StreamOpened(streamId));
         session.streamOpened(this);
+        session.send(new Frame.StreamOpened(streamId));
         Thread.ofVirtual().name("stream-" + streamId + "-up-read").start(this::pumpPublisherToQueue);
         Thread.ofVirtual().name("stream-" + streamId + "-up-write").start(this::pumpQueueToRouter);
         pumpRouterToPublisher();
@@ -382,11 +382,11 @@ final class DataStream {
         }
         closeQuietly(socket);
         if (code != null) {
-            session.send(new Frame.StreamClosed(streamId, code));
             session.metrics().streamClosed(code);
             if (code == Code.BUFFER_OVERFLOW) {
                 session.metrics().overflowClose();
             }
+            session.send(new Frame.StreamClosed(streamId, code));
             LOG.info(() -> "event=stream_closed stream_id=" + streamId + " code=" + code.wire()
                     + " bytes_to_router=" + bytesToRouter.get() + " bytes_to_publisher=" + bytesToPublisher.get());
         }

@@ -272,7 +272,7 @@ public final class SessionLoop {
         }
         BusSession s = session;
         if (s != null) {
-            s.endSession(AttemptResult.WELCOMED, EndReason.SHUTDOWN, "aborted");
+            s.abort();
         }
     }
 

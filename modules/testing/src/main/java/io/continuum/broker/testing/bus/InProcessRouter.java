@@ -160,6 +160,9 @@ public final class InProcessRouter implements AutoCloseable {
                 .addProtocol(Http2Config.builder()
                         .flowControlTimeout(Duration.ofMinutes(10))
                         .maxConcurrentStreams(b.maxConcurrentStreams)
+                        // Helidon's server stops reading the whole connection once 32 frames queue on one
+                        // unread stream; a 64 KiB window keeps an unread stream from getting there.
+                        .initialWindowSize(65_535)
                         .maxRapidResets(1_000_000)
                         .build())
                 .routing(r -> r

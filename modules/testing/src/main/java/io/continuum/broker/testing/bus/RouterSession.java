@@ -6,7 +6,6 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
@@ -25,7 +24,9 @@ public final class RouterSession {
     private final String sessionId;
     private final OutputStream out;
     private final ReentrantLock writeLock = new ReentrantLock();
-    private final LinkedBlockingQueue<Frame> received = new LinkedBlockingQueue<>();
+    private final java.util.ArrayList<Frame> received = new java.util.ArrayList<>();
+    private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.locks.Condition arrived = lock.newCondition();
     private final CountDownLatch ended = new CountDownLatch(1);
     private final CountDownLatch finish = new CountDownLatch(1);
     private volatile boolean abort;
@@ -127,20 +128,29 @@ public final class RouterSession {
      */
     public <T extends Frame> T await(Class<T> type, Predicate<? super T> matches, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
+        lock.lock();
         try {
             while (true) {
+                // Frames that do not match stay for later awaits: answers to concurrent subscribes
+                // may arrive in any order.
+                for (java.util.Iterator<Frame> it = received.iterator(); it.hasNext(); ) {
+                    Frame f = it.next();
+                    if (type.isInstance(f) && matches.test(type.cast(f))) {
+                        it.remove();
+                        return type.cast(f);
+                    }
+                }
                 long left = deadline - System.nanoTime();
-                Frame f = left <= 0 ? null : received.poll(left, TimeUnit.NANOSECONDS);
-                if (f == null) {
+                if (left <= 0) {
                     throw new AssertionError("no " + type.getSimpleName() + " within " + timeout);
                 }
-                if (type.isInstance(f) && matches.test(type.cast(f))) {
-                    return type.cast(f);
-                }
+                arrived.awaitNanos(left);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted", e);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -162,16 +172,29 @@ public final class RouterSession {
      * @return frames
      */
     public List<Frame> drainReceived() {
-        List<Frame> list = new java.util.ArrayList<>();
-        received.drainTo(list);
-        return list;
+        lock.lock();
+        try {
+            List<Frame> list = List.copyOf(received);
+            received.clear();
+            return list;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
      * Ends the session's response body (END_STREAM): the broker sees {@code router_closed}.
      */
     public void end() {
-        finish.countDown();
+        writeLock.lock();
+        try {
+            out.close();
+        } catch (IOException | RuntimeException ignored) {
+            // already gone
+        } finally {
+            writeLock.unlock();
+            finish.countDown();
+        }
     }
 
     /**
@@ -207,7 +230,13 @@ public final class RouterSession {
     }
 
     void received(Frame frame) {
-        received.add(frame);
+        lock.lock();
+        try {
+            received.add(frame);
+            arrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 
     void brokerEnded(String cause) {

@@ -1,0 +1,130 @@
+package io.continuum.broker.demo;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.bus.InProcessRouter;
+import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.kube.FakeKubeApi;
+import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.pki.ServerIdentity;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * R-BEH-8 and bus-protocol-v1.md section 4 item 6 on a real child JVM running the real
+ * {@code Main}: SIGTERM sends {@code draining}, lets the open stream finish, exits 0; a second
+ * SIGTERM exits at once with 128 + 15.
+ */
+class SignalDrainTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String CREDENTIAL = "signal-test-credential-0123456789abcdef";
+
+    @TempDir
+    Path dir;
+    private InProcessRouter router;
+    private FakeKubeApi kube;
+    private ServerSocket publisher;
+    private Process child;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        EphemeralPki pki = EphemeralPki.create();
+        ServerIdentity server = pki.localhostServer();
+        router = InProcessRouter.builder().tls(server.key(), List.of(server.certificate())).credential(CREDENTIAL)
+                .start();
+        publisher = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
+        kube = FakeKubeApi.builder().build();
+        kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", publisher.getLocalPort()));
+        Files.write(dir.resolve("ca.pem"), pki.caPem());
+        Files.writeString(dir.resolve("credential"), CREDENTIAL + "\n");
+        Files.writeString(dir.resolve("config.yaml"), String.join("\n",
+                "bus_url: " + router.url(),
+                "ca_file: " + dir.resolve("ca.pem"),
+                "client_id: signal-test",
+                "credential_file: " + dir.resolve("credential"),
+                "kubernetes_namespace: ns",
+                "dynamo_namespaces: [dynamo]",
+                "allowed_cidrs: [127.0.0.0/8]",
+                "metrics_listen: 127.0.0.1:0",
+                "drain_deadline: 60s",
+                ""));
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        if (child != null && child.isAlive()) {
+            child.destroyForcibly();
+        }
+        router.close();
+        kube.close();
+        publisher.close();
+    }
+
+    private RouterSession startBrokerWithOneOpenStream() throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add("io.continuum.broker.app.Main");
+        cmd.add("--config");
+        cmd.add(dir.resolve("config.yaml").toString());
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("broker.log").toFile());
+        pb.environment().put("KUBECONFIG", kube.kubeconfig().toString());
+        pb.environment().keySet().removeIf(k -> k.startsWith("CONTINUUM_EVENT_BROKER_"));
+        child = pb.start();
+        RouterSession session = router.awaitSession(WAIT);
+        session.subscribe(1, "dynamo", "127.0.0.1", publisher.getLocalPort());
+        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
+        return session;
+    }
+
+    @Test
+    @Timeout(120)
+    void sigtermDrainsTheOpenStreamThenExitsZero() throws Exception {
+        RouterSession session = startBrokerWithOneOpenStream();
+        Socket upstream = publisher.accept();
+        child.destroy(); // SIGTERM
+        Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
+        assertEquals(60_000, draining.deadlineMs());
+        session.subscribe(2, "dynamo", "127.0.0.1", publisher.getLocalPort());
+        assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT));
+        assertTrue(child.isAlive(), "the broker waits for the open stream");
+        upstream.close(); // the stream finishes: the drain completes
+        assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), log());
+        assertEquals(0, child.exitValue(), log());
+    }
+
+    @Test
+    @Timeout(120)
+    void aSecondSigtermExitsAtOnceWith143() throws Exception {
+        RouterSession session = startBrokerWithOneOpenStream();
+        publisher.accept();
+        child.destroy();
+        session.await(Frame.Draining.class, f -> true, WAIT);
+        child.destroy();
+        assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), log());
+        assertEquals(128 + 15, child.exitValue(), log());
+    }
+
+    private String log() throws IOException {
+        return Files.readString(dir.resolve("broker.log"));
+    }
+}

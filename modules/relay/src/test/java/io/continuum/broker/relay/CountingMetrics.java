@@ -1,0 +1,75 @@
+package io.continuum.broker.relay;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.EndReason;
+
+/**
+ * Records what the relay reports, keyed like the R-MET series ({@code refusals_total{code=...}}).
+ */
+final class CountingMetrics implements RelayMetrics {
+    private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
+    private volatile boolean connected;
+
+    long get(String series) {
+        AtomicLong v = counts.get(series);
+        return v == null ? 0 : v.get();
+    }
+
+    boolean connected() {
+        return connected;
+    }
+
+    private void add(String series, long n) {
+        counts.computeIfAbsent(series, k -> new AtomicLong()).addAndGet(n);
+    }
+
+    @Override
+    public void sessionAttempt(AttemptResult result) {
+        add("session_attempts_total{result=" + result.label() + "}", 1);
+    }
+
+    @Override
+    public void sessionEnded(EndReason reason) {
+        add("session_ends_total{reason=" + reason.wire() + "}", 1);
+    }
+
+    @Override
+    public void sessionConnected(boolean value) {
+        connected = value;
+    }
+
+    @Override
+    public void reconnect() {
+        add("reconnects_total", 1);
+    }
+
+    @Override
+    public void subscribeOpened() {
+        add("subscribes_total{result=opened}", 1);
+    }
+
+    @Override
+    public void subscribeRefused(Code code) {
+        add("subscribes_total{result=refused}", 1);
+        add("refusals_total{code=" + code.wire() + "}", 1);
+    }
+
+    @Override
+    public void streamClosed(Code code) {
+        add("stream_closes_total{code=" + code.wire() + "}", 1);
+    }
+
+    @Override
+    public void overflowClose() {
+        add("overflow_closes_total", 1);
+    }
+
+    @Override
+    public void relayed(Direction direction, long bytes) {
+        add("relayed_bytes_total{direction=" + direction.label() + "}", bytes);
+    }
+}

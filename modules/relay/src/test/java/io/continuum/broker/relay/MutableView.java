@@ -1,0 +1,61 @@
+package io.continuum.broker.relay;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.continuum.broker.metadata.Advertisement;
+import io.continuum.broker.metadata.PublisherKey;
+import io.continuum.broker.metadata.PublisherView;
+
+/**
+ * A metadata view the test controls: the relay's collaborator, not the thing under test (the
+ * real view over the Kubernetes API has its own tests in the metadata module, and the demo test
+ * runs the two together).
+ */
+final class MutableView implements PublisherView {
+    private final Set<PublisherKey> advertised = ConcurrentHashMap.newKeySet();
+    private final CopyOnWriteArrayList<Runnable> listeners = new CopyOnWriteArrayList<>();
+    private volatile boolean synced;
+
+    MutableView synced(boolean value) {
+        synced = value;
+        fire();
+        return this;
+    }
+
+    MutableView advertise(String namespace, String host, int port) {
+        advertised.add(PublisherKey.of(namespace, host, port));
+        fire();
+        return this;
+    }
+
+    MutableView withdraw(String namespace, String host, int port) {
+        advertised.remove(PublisherKey.of(namespace, host, port));
+        fire();
+        return this;
+    }
+
+    @Override
+    public boolean isSynced() {
+        return synced;
+    }
+
+    @Override
+    public Advertisement check(PublisherKey key) {
+        if (!synced) {
+            return Advertisement.NOT_SYNCED;
+        }
+        return advertised.contains(key) ? Advertisement.ADVERTISED : Advertisement.NOT_ADVERTISED;
+    }
+
+    @Override
+    public AutoCloseable onChange(Runnable listener) {
+        listeners.add(listener);
+        return () -> listeners.remove(listener);
+    }
+
+    private void fire() {
+        listeners.forEach(Runnable::run);
+    }
+}

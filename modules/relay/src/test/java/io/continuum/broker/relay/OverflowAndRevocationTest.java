@@ -1,0 +1,80 @@
+package io.continuum.broker.relay;
+
+import java.net.Socket;
+import java.util.Random;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.bus.RouterDataStream;
+import io.continuum.broker.testing.bus.RouterSession;
+import org.junit.jupiter.api.Test;
+
+import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static io.continuum.broker.relay.BrokerHarness.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/**
+ * R-BUF 1-4: a router that stops reading one stream overflows that stream's budget without ever
+ * blocking the publisher or the other streams; and bus-protocol-v1.md section 6, revocation.
+ */
+class OverflowAndRevocationTest {
+    @Test
+    void anUnreadStreamOverflowsAloneWhileAnotherKeepsFlowing() throws Exception {
+        try (BrokerHarness h = new BrokerHarness()) {
+            BrokerHarness.Publisher flooding = h.publisher();
+            BrokerHarness.Publisher healthy = h.publisher();
+            h.start();
+            RouterSession session = h.router.awaitSession(WAIT);
+            session.subscribe(1, NAMESPACE, "127.0.0.1", flooding.port());
+            Socket flood = flooding.awaitConnection();
+            assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
+            h.router.awaitDataStream(1, WAIT); // never read: its window stays closed
+            session.subscribe(2, NAMESPACE, "127.0.0.1", healthy.port());
+            Socket good = healthy.awaitConnection();
+            RouterDataStream goodStream = h.router.awaitDataStream(2, WAIT);
+
+            // 4 MiB: more than the window plus the 1 MiB stream budget. The publisher is never blocked.
+            byte[] chunk = new byte[64 * 1024];
+            Thread flooder = Thread.ofVirtual().start(() -> {
+                try {
+                    for (int i = 0; i < 64; i++) {
+                        flood.getOutputStream().write(chunk);
+                    }
+                } catch (Exception expected) {
+                    // the broker closes the socket on overflow
+                }
+            });
+            Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
+            assertEquals(Code.BUFFER_OVERFLOW, closed.code());
+            flooder.join(WAIT.toMillis());
+            assertEquals(1, h.metrics.get("overflow_closes_total"));
+            assertEquals(1, h.metrics.get("stream_closes_total{code=buffer_overflow}"));
+
+            byte[] payload = new byte[200_000];
+            new Random(7).nextBytes(payload);
+            good.getOutputStream().write(payload);
+            assertArrayEquals(payload, goodStream.readFromBroker(payload.length), "the other stream kept flowing");
+            await(() -> h.broker.openStreams() == 1, "only the healthy stream stays open");
+        }
+    }
+
+    @Test
+    void aPublisherNoLongerAdvertisedIsRevoked() throws Exception {
+        try (BrokerHarness h = new BrokerHarness()) {
+            BrokerHarness.Publisher publisher = h.publisher();
+            h.start();
+            RouterSession session = h.router.awaitSession(WAIT);
+            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
+            Socket upstream = publisher.awaitConnection();
+            assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
+            h.router.awaitDataStream(1, WAIT);
+            h.view.withdraw(NAMESPACE, "127.0.0.1", publisher.port());
+            Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
+            assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
+            assertEquals(-1, upstream.getInputStream().read(), "the publisher socket is closed");
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package io.continuum.broker.relay;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.bus.RouterDataStream;
+import io.continuum.broker.testing.bus.RouterSession;
+import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/**
+ * A real ZMQ publisher and subscriber (JeroMQ) talking ZMTP through the tunnel: PUB on the
+ * publisher side, the broker, TLS HTTP/2, the router, a loopback bridge, SUB on the router side.
+ * The broker never parses ZMTP; the subscription travels router to publisher, the messages back.
+ */
+class ZmqThroughTunnelTest {
+    @Test
+    void aSubscriberBehindTheRouterReceivesExactlyWhatItSubscribedToInOrder() throws Exception {
+        try (BrokerHarness h = new BrokerHarness(); ZContext zmq = new ZContext();
+             ServerSocket bridge = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            ZMQ.Socket pub = zmq.createSocket(SocketType.PUB);
+            int pubPort = pub.bindToRandomPort("tcp://127.0.0.1");
+            h.view.advertise(NAMESPACE, "127.0.0.1", pubPort);
+            h.start();
+            RouterSession session = h.router.awaitSession(WAIT);
+            session.subscribe(42, NAMESPACE, "127.0.0.1", pubPort);
+            assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(42, WAIT));
+            RouterDataStream stream = h.router.awaitDataStream(42, WAIT);
+
+            ZMQ.Socket sub = zmq.createSocket(SocketType.SUB);
+            sub.subscribe("kv-events".getBytes(StandardCharsets.UTF_8));
+            sub.setReceiveTimeOut((int) WAIT.toMillis());
+            sub.connect("tcp://127.0.0.1:" + bridge.getLocalPort());
+            Socket accepted = bridge.accept();
+            stream.bridge(accepted);
+
+            // PUB/SUB joins asynchronously: publish a marker until the first one arrives.
+            byte[] first = null;
+            sub.setReceiveTimeOut(100);
+            for (int i = 0; i < 200 && first == null; i++) {
+                pub.sendMore("kv-events");
+                pub.send("warmup");
+                first = sub.recv();
+            }
+            assertEquals("kv-events", new String(first, StandardCharsets.UTF_8), "the subscription crossed the tunnel");
+            sub.recv(); // its payload
+            drain(sub);
+
+            sub.setReceiveTimeOut((int) WAIT.toMillis());
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                pub.sendMore("load-metrics");
+                pub.send("not subscribed " + i);
+                String body = "{\"event_id\":" + i + ",\"stored\":[" + (i * 7) + "]}";
+                pub.sendMore("kv-events");
+                pub.send(body);
+                expected.add(body);
+            }
+            for (String body : expected) {
+                assertEquals("kv-events", sub.recvStr());
+                assertEquals(body, sub.recvStr());
+            }
+            sub.setReceiveTimeOut(200);
+            assertEquals(null, sub.recv(), "nothing the subscriber did not ask for");
+        }
+    }
+
+    private static void drain(ZMQ.Socket sub) throws IOException {
+        sub.setReceiveTimeOut(200);
+        while (sub.recv() != null) {
+            // late warm-up copies
+        }
+    }
+}

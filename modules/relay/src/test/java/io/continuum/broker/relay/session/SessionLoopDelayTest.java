@@ -1,0 +1,95 @@
+package io.continuum.broker.relay.session;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.OptionalLong;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** bus-protocol-v1.md section 4 items 4-6: which delay follows which session end. */
+class SessionLoopDelayTest {
+    private final long[] now = {0};
+
+    private SessionLoop loop() {
+        RelayConfig config = RelayConfig.builder().busUrl(URI.create("https://router.example"))
+                .credential(() -> "x").clientId("c").kubernetesNamespace("k")
+                .reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60)).build();
+        RandomGenerator highest = new RandomGenerator() {
+            @Override
+            public long nextLong() {
+                return 0;
+            }
+
+            @Override
+            public long nextLong(long origin, long bound) {
+                return bound - 1;
+            }
+        };
+        return new SessionLoop(config, null, null, null, RelayMetrics.NOOP, new StreamRegistry((a, b, c) -> { }),
+                highest, () -> now[0], "test");
+    }
+
+    private static SessionOutcome ended(EndReason reason, Duration welcomedFor, Frame.Drain drain) {
+        return new SessionOutcome(AttemptResult.WELCOMED, reason, welcomedFor, drain, null, "");
+    }
+
+    private static final Frame.Drain REBALANCE = new Frame.Drain("rebalance", OptionalLong.of(1000));
+
+    @Test
+    void consecutiveFailuresBackOffExponentiallyAndAStableSessionResetsTheSequence() {
+        SessionLoop loop = loop();
+        SessionOutcome failed = new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO,
+                null, null, "");
+        assertEquals(Duration.ofSeconds(2), loop.nextDelay(failed));
+        assertEquals(Duration.ofSeconds(4), loop.nextDelay(failed));
+        assertEquals(Duration.ofSeconds(8), loop.nextDelay(ended(EndReason.IDLE_TIMEOUT, Duration.ofSeconds(59), null)),
+                "a session welcomed for less than 60 s counts as a failed attempt");
+        assertEquals(Duration.ofSeconds(2), loop.nextDelay(ended(EndReason.CONNECTION_LOST, Duration.ofSeconds(60), null)),
+                "60 s welcomed resets the sequence: n = 1 again");
+    }
+
+    @Test
+    void aRebalanceDrainTakesTheFastPathOncePerMinuteWithoutTouchingTheBackoff() {
+        SessionLoop loop = loop();
+        SessionOutcome failed = new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO,
+                null, null, "");
+        loop.nextDelay(failed);
+        Duration fast = loop.nextDelay(ended(EndReason.DRAINED, Duration.ZERO, REBALANCE));
+        assertEquals(Duration.ofMillis(500), fast);
+        assertEquals(Duration.ofSeconds(4), loop.nextDelay(failed), "the fast path did not reset or advance the sequence");
+        now[0] += Duration.ofSeconds(30).toNanos();
+        assertEquals(Duration.ofSeconds(8), loop.nextDelay(ended(EndReason.DRAINED, Duration.ZERO, REBALANCE)),
+                "a second rebalance within 60 s uses the backoff");
+        now[0] += Duration.ofSeconds(61).toNanos();
+        assertEquals(Duration.ofMillis(500), loop.nextDelay(ended(EndReason.DRAINED, Duration.ZERO, REBALANCE)));
+    }
+
+    @Test
+    void aNonRebalanceDrainUsesTheBackoff() {
+        SessionLoop loop = loop();
+        Duration d = loop.nextDelay(ended(EndReason.DRAINED, Duration.ZERO, new Frame.Drain("maintenance",
+                OptionalLong.of(5000))));
+        assertEquals(Duration.ofSeconds(2), d);
+    }
+
+    @Test
+    void retryAfterRaisesTheNextDelayCappedAtMax() {
+        SessionLoop loop = loop();
+        SessionOutcome refused503 = new SessionOutcome(AttemptResult.REFUSED, EndReason.REFUSED, Duration.ZERO, null,
+                Duration.ofSeconds(30), "");
+        assertEquals(Duration.ofSeconds(30), loop.nextDelay(refused503));
+        SessionOutcome huge = new SessionOutcome(AttemptResult.REFUSED, EndReason.REFUSED, Duration.ZERO, null,
+                Duration.ofHours(1), "");
+        assertTrue(loop.nextDelay(huge).compareTo(Duration.ofSeconds(60)) <= 0);
+        assertEquals(Duration.ofSeconds(60), loop.nextDelay(huge));
+    }
+}
