@@ -1,6 +1,8 @@
 package io.continuum.broker.app.observe;
 
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -25,7 +27,77 @@ public record BrokerStatus(SessionState state,
                            long openStreams,
                            boolean metadataSynced,
                            long metadataResources,
-                           long metadataPublishers) {
+                           long metadataPublishers,
+                           Details details) {
+
+    /**
+     * A status without the relay's details (before the relay runs).
+     *
+     * @param state              session state
+     * @param stateSince         when the state was entered
+     * @param clientId           configured client id
+     * @param bus                router bus
+     * @param limits             negotiated limits
+     * @param openStreams        open data streams
+     * @param metadataSynced     whether the metadata view is synced
+     * @param metadataResources  resources held
+     * @param metadataPublishers unique publishers held
+     */
+    public BrokerStatus(SessionState state, Instant stateSince, String clientId, String bus, Optional<Limits> limits,
+                        long openStreams, boolean metadataSynced, long metadataResources, long metadataPublishers) {
+        this(state, stateSince, clientId, bus, limits, openStreams, metadataSynced, metadataResources,
+                metadataPublishers, Details.NONE);
+    }
+
+    /**
+     * What an operator needs beyond the counts: each open stream with its age and bytes, the last
+     * few session ends and refusals by code, and when the next attempt starts.
+     *
+     * @param sessionId      current session id, or null
+     * @param nextAttemptAt  next attempt while backing off, or null
+     * @param bufferedBytes  bytes queued toward the router across streams
+     * @param streams        open streams: id, target, age, bytes each way, buffered bytes
+     * @param recentEnds     the last few session ends: when, result, reason
+     * @param refusalsByCode recent refusals counted by code
+     */
+    public record Details(String sessionId, Instant nextAttemptAt, long bufferedBytes, List<Stream> streams,
+                          List<End> recentEnds, Map<String, Long> refusalsByCode) {
+        /** No details. */
+        public static final Details NONE = new Details(null, null, 0, List.of(), List.of(), Map.of());
+
+        /**
+         * Copies.
+         */
+        public Details {
+            streams = List.copyOf(streams);
+            recentEnds = List.copyOf(recentEnds);
+            refusalsByCode = Map.copyOf(refusalsByCode);
+        }
+    }
+
+    /**
+     * One open stream.
+     *
+     * @param id               stream id
+     * @param target           {@code namespace/host:port}
+     * @param ageMs            age
+     * @param bytesToRouter    bytes relayed publisher to router
+     * @param bytesToPublisher bytes relayed router to publisher
+     * @param bufferedBytes    bytes queued toward the router
+     */
+    public record Stream(long id, String target, long ageMs, long bytesToRouter, long bytesToPublisher,
+                         long bufferedBytes) {
+    }
+
+    /**
+     * One session end.
+     *
+     * @param at     when
+     * @param result attempt result
+     * @param reason end reason
+     */
+    public record End(Instant at, String result, String reason) {
+    }
 
     /**
      * Session states as shown in {@code /statusz}.
@@ -97,8 +169,46 @@ public record BrokerStatus(SessionState state,
                 .append(",\"metadata\":{\"synced\":").append(metadataSynced)
                 .append(",\"resources\":").append(metadataResources)
                 .append(",\"publishers\":").append(metadataPublishers)
-                .append("}}");
-        return sb.toString();
+                .append('}');
+        if (details != Details.NONE) {
+            sb.append(",\"session_id\":");
+            nullable(sb, details.sessionId());
+            sb.append(",\"next_attempt_at\":");
+            nullable(sb, details.nextAttemptAt() == null ? null : details.nextAttemptAt().toString());
+            sb.append(",\"buffered_bytes\":").append(details.bufferedBytes()).append(",\"streams\":[");
+            for (int i = 0; i < details.streams().size(); i++) {
+                Stream st = details.streams().get(i);
+                sb.append(i == 0 ? "" : ",").append("{\"id\":").append(st.id()).append(',');
+                field(sb, "target", st.target()).append(",\"age_ms\":").append(st.ageMs())
+                        .append(",\"bytes_to_router\":").append(st.bytesToRouter())
+                        .append(",\"bytes_to_publisher\":").append(st.bytesToPublisher())
+                        .append(",\"buffered_bytes\":").append(st.bufferedBytes()).append('}');
+            }
+            sb.append("],\"recent_session_ends\":[");
+            for (int i = 0; i < details.recentEnds().size(); i++) {
+                End e = details.recentEnds().get(i);
+                sb.append(i == 0 ? "{" : ",{");
+                field(sb, "at", e.at().toString()).append(',');
+                field(sb, "result", e.result()).append(',');
+                field(sb, "reason", e.reason()).append('}');
+            }
+            sb.append("],\"recent_refusals\":{");
+            int i = 0;
+            for (Map.Entry<String, Long> r : new java.util.TreeMap<>(details.refusalsByCode()).entrySet()) {
+                sb.append(i++ == 0 ? "" : ",");
+                Json.string(sb, r.getKey()).append(':').append(r.getValue());
+            }
+            sb.append('}');
+        }
+        return sb.append('}').toString();
+    }
+
+    private static void nullable(StringBuilder sb, String value) {
+        if (value == null) {
+            sb.append("null");
+        } else {
+            Json.string(sb, value);
+        }
     }
 
     private static StringBuilder field(StringBuilder sb, String name, String value) {

@@ -177,8 +177,22 @@ public final class RelayRuntime implements BrokerRuntime {
                     l == null ? Optional.empty() : Optional.of(new BrokerStatus.Limits(
                             l.heartbeatInterval().toMillis(), l.idleTimeout().toMillis(), l.maxStreams(),
                             l.maxStreamBufferBytes(), l.maxFrameBytes())),
-                    s.openStreams().size(), metadata.isSynced(), metadata.resourceCount(), metadata.publisherCount());
+                    s.openStreams().size(), metadata.isSynced(), metadata.resourceCount(), metadata.publisherCount(),
+                    details(s));
         };
+    }
+
+    private static BrokerStatus.Details details(io.continuum.broker.relay.BrokerStatus s) {
+        java.util.Map<String, Long> refusals = new java.util.TreeMap<>();
+        for (io.continuum.broker.relay.BrokerStatus.Refusal r : s.recentRefusals()) {
+            refusals.merge(r.code().wire(), 1L, Long::sum);
+        }
+        return new BrokerStatus.Details(s.sessionId(), s.nextAttemptAt(), s.bufferedBytes(),
+                s.openStreams().stream().map(o -> new BrokerStatus.Stream(o.streamId(), o.target(), o.age().toMillis(),
+                        o.bytesToRouter(), o.bytesToPublisher(), o.bufferedBytes())).toList(),
+                s.recentEnds().stream().map(e -> new BrokerStatus.End(e.at(), e.result().label(), e.reason().wire()))
+                        .toList(),
+                refusals);
     }
 
     private static BrokerStatus.SessionState state(io.continuum.broker.relay.BrokerStatus s) {
