@@ -436,21 +436,7 @@ public final class BusSession {
     }
 
     private void finishDrain(Duration deadline, EndReason reason) {
-        long until = System.nanoTime() + deadline.toNanos();
-        stateLock.lock();
-        try {
-            while (!streams.isEmpty() && end.get() == null) {
-                long left = until - System.nanoTime();
-                if (left <= 0) {
-                    break;
-                }
-                changed.awaitNanos(left);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            stateLock.unlock();
-        }
+        awaitUntil(() -> streams.isEmpty() || end.get() != null, deadline);
         if (end.get() != null) {
             return;
         }
@@ -463,13 +449,19 @@ public final class BusSession {
         // Closing a TCP connection with unread bytes in flight can reset it and lose what the router
         // has not read yet (the last stream_closed frames, END_STREAM): give the router a moment to
         // read them and end its side, which ends the session (as drained/shutdown) by itself.
-        long lingerUntil = System.nanoTime() + DRAIN_LINGER.toNanos();
+        awaitUntil(() -> end.get() != null, DRAIN_LINGER);
+        endSession(AttemptResult.WELCOMED, reason, reason == EndReason.SHUTDOWN ? "shutdown" : "drained");
+    }
+
+    /** Waits until {@code done} holds (re-checked on every state change) or {@code timeout} passes. */
+    private void awaitUntil(java.util.function.BooleanSupplier done, Duration timeout) {
+        long until = System.nanoTime() + timeout.toNanos();
         stateLock.lock();
         try {
-            while (end.get() == null) {
-                long left = lingerUntil - System.nanoTime();
+            while (!done.getAsBoolean()) {
+                long left = until - System.nanoTime();
                 if (left <= 0) {
-                    break;
+                    return;
                 }
                 changed.awaitNanos(left);
             }
@@ -478,7 +470,6 @@ public final class BusSession {
         } finally {
             stateLock.unlock();
         }
-        endSession(AttemptResult.WELCOMED, reason, reason == EndReason.SHUTDOWN ? "shutdown" : "drained");
     }
 
     // ---------------------------------------------------------------- timer: heartbeat and idle (section 4 items 1-2)

@@ -192,7 +192,8 @@ public final class SessionLoop {
         }
         setState(State.WAITING_FOR_SYNC);
         LOG.info("event=waiting_for_metadata_sync");
-        try (AutoCloseable l = view.onChange(this::signal)) {
+        AutoCloseable listener = view.onChange(this::signal);
+        try {
             lock.lock();
             try {
                 while (!view.isSynced() && !stopping) {
@@ -205,8 +206,12 @@ public final class SessionLoop {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
-        } catch (Exception e) {
-            LOG.log(Level.WARNING, "event=view_listener_close_failed", e);
+        } finally {
+            try {
+                listener.close();
+            } catch (Exception e) {
+                LOG.log(Level.FINE, "event=view_listener_close_failed", e);
+            }
         }
         return !stopping;
     }

@@ -177,12 +177,15 @@ public final class UpstreamDialer {
         String lastFailure = "connect budget exhausted";
         for (InetAddress address : allowed) {
             long remaining = deadline - System.nanoTime();
-            if (remaining <= 0) {
+            // Less than a millisecond left is no budget: Socket.connect counts whole milliseconds.
+            if (remaining < TimeUnit.MILLISECONDS.toNanos(1)) {
                 lastFailure = "connect budget exhausted";
                 break;
             }
             long timeoutNanos = Math.min(remaining, attemptTimeout.toNanos());
-            int timeoutMillis = (int) Math.max(1L, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+            // Rounded up, so an attempt that uses its whole timeout also uses the whole budget.
+            long ceilMillis = (timeoutNanos + 999_999L) / 1_000_000L;
+            int timeoutMillis = (int) Math.max(1L, Math.min(Integer.MAX_VALUE, ceilMillis));
             InetSocketAddress remote = new InetSocketAddress(address, port);
             Socket socket = new Socket();
             try {
