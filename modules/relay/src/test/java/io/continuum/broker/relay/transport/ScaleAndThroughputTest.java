@@ -90,7 +90,7 @@ class ScaleAndThroughputTest {
 
     @Test
     void oneStreamThroughputBothWays() throws Exception {
-        long total = 128L * 1024 * 1024;
+        long total = 32L * 1024 * 1024; // recorded, not asserted; the load harness measures longer runs
         int write = 64 * 1024;
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              TestRouter router = TestRouter.builder(TransportFixture.SERVER).start();

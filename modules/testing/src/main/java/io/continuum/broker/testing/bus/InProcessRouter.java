@@ -51,6 +51,7 @@ public final class InProcessRouter implements AutoCloseable {
     private final Set<Long> expected = ConcurrentHashMap.newKeySet();
     private final Set<String> liveSessionIds = ConcurrentHashMap.newKeySet();
     private final Set<RouterDataStream> live = ConcurrentHashMap.newKeySet();
+    private final Set<RouterSession> liveSessions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger sessionCount = new AtomicInteger();
     private volatile SessionPolicy sessionPolicy;
     private volatile StreamPolicy streamPolicy = StreamPolicy.ACCEPT;
@@ -343,6 +344,7 @@ public final class InProcessRouter implements AutoCloseable {
             session.received(f);
         }
         sessions.add(session);
+        liveSessions.add(session);
         Thread reader = Thread.ofVirtual().name("router-session-reader").start(() -> {
             String cause = "end_stream";
             try {
@@ -359,7 +361,12 @@ public final class InProcessRouter implements AutoCloseable {
             }
             session.brokerEnded(cause);
         });
-        boolean abort = session.awaitFinish();
+        boolean abort;
+        try {
+            abort = session.awaitFinish();
+        } finally {
+            liveSessions.remove(session);
+        }
         if (sessionId != null) {
             liveSessionIds.remove(sessionId);
         }
@@ -369,7 +376,7 @@ public final class InProcessRouter implements AutoCloseable {
             return;
         }
         out.close();
-        reader.join(Duration.ofMinutes(10));
+        reader.join(Duration.ofSeconds(5));
     }
 
     private void dataStream(ServerRequest req, ServerResponse res) throws Exception {
@@ -425,6 +432,9 @@ public final class InProcessRouter implements AutoCloseable {
     public void close() {
         for (RouterDataStream ds : live) {
             ds.release();
+        }
+        for (RouterSession rs : liveSessions) {
+            rs.brokerEnded("router closing");
         }
         server.stop();
     }
