@@ -8,6 +8,8 @@ module io.continuum.broker.relay {
     requires io.helidon.webclient.http2;
     requires io.helidon.common.tls;
     requires java.logging;
+    // TCP keepalive idle/interval/count on publisher sockets (looked up by name in SocketSettings).
+    requires jdk.net;
 
     exports io.continuum.broker.relay;
 }
