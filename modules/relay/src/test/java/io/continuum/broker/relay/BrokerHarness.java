@@ -30,8 +30,8 @@ final class BrokerHarness implements AutoCloseable {
     static final String NAMESPACE = "dynamo";
     static final Duration WAIT = Duration.ofSeconds(20);
 
-    private static final EphemeralPki PKI = EphemeralPki.create();
-    private static final ServerIdentity SERVER = PKI.localhostServer();
+    static final EphemeralPki PKI = EphemeralPki.create();
+    static final ServerIdentity SERVER = PKI.localhostServer();
 
     final InProcessRouter router;
     final MutableView view = new MutableView().synced(true);

@@ -183,7 +183,9 @@ public final class RouterSession {
     }
 
     /**
-     * Ends the session's response body (END_STREAM): the broker sees {@code router_closed}.
+     * Closes the session's response body. Note: Helidon's server does not put END_STREAM on the wire
+     * for a response whose request body is still open, so the broker may not see it; tests of
+     * {@code router_closed} by END_STREAM use the raw HTTP/2 peer instead.
      */
     public void end() {
         writeLock.lock();

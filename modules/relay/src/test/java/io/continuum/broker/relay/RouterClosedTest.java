@@ -1,0 +1,65 @@
+package io.continuum.broker.relay;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static io.continuum.broker.relay.BrokerHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * bus-protocol-v1.md section 4 item 3: a router that ends the session's response body
+ * (END_STREAM) ends the session as {@code router_closed}, and the broker reconnects. Played by a
+ * raw HTTP/2 peer, frame by frame, because Helidon's server does not end a response whose request
+ * body is still open.
+ */
+class RouterClosedTest {
+    @Test
+    void endStreamOnTheSessionResponseIsRouterClosed() throws Exception {
+        CountingMetrics metrics = new CountingMetrics();
+        MutableView view = new MutableView().synced(true);
+        try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
+            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caBundle(BrokerHarness.PKI::caPem)
+                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+                    .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
+                    .build();
+            try (EventBroker broker = EventBroker.create(config, view, metrics, new HelidonBusConnector(),
+                    RandomGenerator.getDefault())) {
+                broker.start();
+                RawH2Peer.Connection first = router.accept(WAIT);
+                first.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
+                first.next(f -> f.type() == RawH2Peer.Frame.DATA && f.streamId() == 1, WAIT); // hello
+                first.send(RawH2Peer.Frame.HEADERS, 0x4, 1, statusOkBusContentType());
+                first.sendData(1, FrameCodec.encode(new Frame.Welcome(1, "raw-session", OptionalLong.empty(),
+                        OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())), false);
+                await(metrics::connected, "welcomed");
+                first.sendData(1, new byte[0], true); // END_STREAM on the session response
+                router.accept(WAIT); // the reconnect (throws if none comes)
+                await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
+                assertEquals(1, metrics.get("reconnects_total"));
+            }
+        }
+    }
+
+    /** HPACK: {@code :status 200} (indexed) and {@code content-type} as a literal without indexing. */
+    private static byte[] statusOkBusContentType() {
+        byte[] value = "application/x-continuum-bus".getBytes(StandardCharsets.US_ASCII);
+        byte[] block = new byte[4 + value.length];
+        block[0] = (byte) 0x88;
+        block[1] = 0x0f;          // literal without indexing, name index 31 (content-type) = 15 + 16
+        block[2] = 0x10;
+        block[3] = (byte) value.length;
+        System.arraycopy(value, 0, block, 4, value.length);
+        return block;
+    }
+}
