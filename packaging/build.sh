@@ -102,6 +102,8 @@ printf '%s\n' "$version" > "$image/VERSION"
 say "smoke test of the runtime image"
 "$here/smoke-test.sh" "$image/bin/$name"
 
+"$here/check-dockerfile.sh" "$image"
+
 # --- release archive (no AOT cache: it is bound to the directory it was trained in) -----------
 tarball="$out/$name-$version-linux-x64.tar.gz"
 say "archive ${tarball#"$root"/}"
