@@ -47,7 +47,10 @@ if ! $skip_maven; then
 fi
 
 app_target="$root/modules/app/target"
-app_jar=$(ls "$app_target"/continuum-event-broker-app-*.jar 2>/dev/null | grep -v -e '-tests.jar' -e '-sources.jar' | head -1 || true)
+app_jar=""
+for candidate in "$app_target"/continuum-event-broker-app-*.jar; do
+    case "$candidate" in *-tests.jar|*-sources.jar|*-javadoc.jar) ;; *) [ -f "$candidate" ] && app_jar="$candidate" && break ;; esac
+done
 [ -n "$app_jar" ] && [ -d "$app_target/lib" ] || die "modules/app/target is not built; run without --skip-maven"
 version="$(basename "$app_jar" .jar)"
 version="${version#continuum-event-broker-app-}"

@@ -9,7 +9,6 @@
 set -euo pipefail
 launcher="${1:?usage: measure-startup.sh LAUNCHER [RUNS]}"
 runs="${2:-7}"
-here="$(cd "$(dirname "$0")" && pwd)"
 port="${MEASURE_PORT:-19464}"
 work="$(mktemp -d)"
 pid=""
