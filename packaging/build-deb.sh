@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the Debian package from a runtime image made by build.sh:
+#   packaging/build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR
+# Layout: /opt/continuum-event-broker (the runtime image: bin, runtime, lib),
+# /usr/bin/continuum-event-broker (symlink), /usr/share/man/man1/continuum-event-broker.1.gz,
+# /etc/continuum-event-broker/config.yaml.example, /lib/systemd/system/continuum-event-broker.service,
+# /usr/share/doc/continuum-event-broker. The maintainer scripts create the system user
+# continuum-event-broker and train the AOT cache for /opt/continuum-event-broker.
+set -euo pipefail
+image="${1:?usage: build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR}"
+deb_version="${2:?usage: build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR}"
+out="${3:?usage: build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR}"
+here="$(cd "$(dirname "$0")" && pwd)"
+name=continuum-event-broker
+arch=amd64
+
+stage="$out/deb-root"
+rm -rf "$stage"
+prefix="$stage/opt/$name"
+mkdir -p "$prefix/lib" "$stage/usr/bin" "$stage/usr/share/man/man1" "$stage/etc/$name" \
+    "$stage/lib/systemd/system" "$stage/usr/share/doc/$name" "$stage/DEBIAN"
+cp -a "$image/bin" "$image/runtime" "$prefix/"
+cp -a "$image/lib/app" "$image/lib/jvm.options" "$image/lib/aot-train" "$prefix/lib/"
+ln -s "../../opt/$name/bin/$name" "$stage/usr/bin/$name"
+gzip -9n -c "$image/man/man1/$name.1" > "$stage/usr/share/man/man1/$name.1.gz"
+install -m 0644 "$image/etc/config.yaml.example" "$stage/etc/$name/config.yaml.example"
+install -m 0644 "$here/systemd/$name.service" "$stage/lib/systemd/system/$name.service"
+install -m 0644 "$image/README.md" "$stage/usr/share/doc/$name/README.md"
+[ ! -f "$image/LICENSE" ] || install -m 0644 "$image/LICENSE" "$stage/usr/share/doc/$name/copyright"
+
+installed_kb=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+sed -e "s/@VERSION@/$deb_version/" -e "s/@ARCH@/$arch/" -e "s/@INSTALLED_SIZE@/$installed_kb/" \
+    "$here/debian/control.in" > "$stage/DEBIAN/control"
+printf '/etc/%s/config.yaml.example\n' "$name" > "$stage/DEBIAN/conffiles"
+for script in postinst prerm postrm; do
+    install -m 0755 "$here/debian/$script" "$stage/DEBIAN/$script"
+done
+
+deb="$out/${name}_${deb_version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
+rm -rf "$stage"
+echo "    $(basename "$deb"):"
+dpkg-deb --info "$deb" | sed -n 's/^ \(Package\|Version\|Architecture\|Depends\|Installed-Size\):/      \1:/p'

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The one command that produces the release artifacts of continuum-event-broker:
+#
+#   packaging/build.sh [--skip-maven] [--no-aot]
+#
+# 1. ./mvnw package (skipped with --skip-maven when modules/app/target is already built),
+# 2. the runtime image target/packaging/continuum-event-broker-VERSION/: a jlink JRE with the
+#    JDK modules the app needs (runtime/), the application jars as the module path (lib/app/),
+#    the launcher bin/continuum-event-broker, the man page, the example config,
+# 3. a smoke test of that image (--version, --check-config, /healthz, /readyz, /metrics served
+#    as Prometheus text by the Micrometer provider),
+# 4. the AOT cache for the image in place (skipped with --no-aot; used for docs/benchmarks.md),
+# 5. target/packaging/continuum-event-broker-VERSION-linux-x64.tar.gz (without the AOT cache,
+#    which is only valid in the directory it was trained in; run lib/aot-train after unpacking),
+# 6. target/packaging/continuum-event-broker_DEBVERSION_amd64.deb (dpkg-deb).
+#
+# Check the .deb by installing it: packaging/test-deb.sh. The container image is built from the
+# archive by packaging/Dockerfile (see docs/deployment.md).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+skip_maven=false
+aot=true
+for arg in "$@"; do
+    case "$arg" in
+        --skip-maven) skip_maven=true ;;
+        --no-aot) aot=false ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "build.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
+
+cd "$root"
+# shellcheck source=../bin/env.sh
+. bin/env.sh
+for tool in jlink jdeps dpkg-deb gzip tar curl; do
+    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is needed (JDK 25 for jlink/jdeps; apt-get install dpkg gzip tar curl)"
+done
+
+if ! $skip_maven; then
+    say "building the application (./mvnw package)"
+    ./mvnw -B -ntp -q -DskipTests package
+fi
+
+app_target="$root/modules/app/target"
+app_jar=""
+for candidate in "$app_target"/continuum-event-broker-app-*.jar; do
+    case "$candidate" in *-tests.jar|*-sources.jar|*-javadoc.jar) ;; *) [ -f "$candidate" ] && app_jar="$candidate" && break ;; esac
+done
+[ -n "$app_jar" ] && [ -d "$app_target/lib" ] || die "modules/app/target is not built; run without --skip-maven"
+version="$(basename "$app_jar" .jar)"
+version="${version#continuum-event-broker-app-}"
+deb_version="${version//-/\~}"   # 0.1.0-SNAPSHOT -> 0.1.0~SNAPSHOT (sorts before 0.1.0)
+name="continuum-event-broker"
+out="$root/target/packaging"
+image="$out/$name-$version"
+say "version $version; output in ${out#"$root"/}"
+rm -rf "$out"
+mkdir -p "$image/bin" "$image/lib/app" "$image/man/man1" "$image/etc"
+
+# --- application jars: the module path --------------------------------------------------------
+cp "$app_jar" "$image/lib/app/"
+cp "$app_target"/lib/*.jar "$image/lib/app/"
+
+# --- JDK modules ------------------------------------------------------------------------------
+say "finding the JDK modules (jdeps, boot layer resolution, packaging/jlink-modules.txt)"
+modules_file="$out/jdk-modules.txt"
+{
+    grep -v -e '^#' -e '^$' "$here/jlink-modules.txt"
+    jdeps --multi-release 25 --ignore-missing-deps --print-module-deps \
+        --module-path "$image/lib/app" --add-modules ALL-MODULE-PATH "$image/lib/app/$(basename "$app_jar")" \
+        | tr ',' '\n'
+    # Modules that application modules require directly (jlink adds their closure).
+    java "@$here/jvm.options" --module-path "$image/lib/app" --show-module-resolution \
+        -m io.continuum.broker.app/io.continuum.broker.app.Main --version 2>/dev/null \
+        | awk '$2 == "requires" && $4 ~ /^jrt:/ && $1 !~ /^(java|jdk)\./ { print $3 }'
+} | sort -u > "$modules_file"
+extra=$(comm -13 <(grep -v -e '^#' -e '^$' "$here/jlink-modules.txt" | sort -u) "$modules_file" | tr '\n' ' ')
+[ -z "$extra" ] || echo "    note: modules found beyond jlink-modules.txt: $extra(add them there)"
+say "jlink: $(paste -sd, "$modules_file")"
+jlink --add-modules "$(paste -sd, "$modules_file")" \
+    --strip-debug --no-header-files --no-man-pages --compress zip-9 \
+    --generate-cds-archive \
+    --output "$image/runtime" >/dev/null
+
+# --- launcher, options, docs ------------------------------------------------------------------
+install -m 0755 "$here/launcher.sh" "$image/bin/$name"
+install -m 0755 "$here/aot-train.sh" "$image/lib/aot-train"
+install -m 0644 "$here/jvm.options" "$image/lib/jvm.options"
+install -m 0644 "$here/$name.1" "$image/man/man1/$name.1"
+install -m 0644 "$root/etc/config.event-broker.yaml.example" "$image/etc/config.yaml.example"
+install -m 0644 "$root/README.md" "$image/README.md"
+if [ -f "$root/LICENSE" ]; then
+    install -m 0644 "$root/LICENSE" "$image/LICENSE"
+else
+    echo "    warning: no LICENSE file at the repository root: the archive carries none (only the JDK's runtime/legal)" >&2
+fi
+printf '%s\n' "$version" > "$image/VERSION"
+
+# --- smoke test of the image ------------------------------------------------------------------
+say "smoke test of the runtime image"
+"$here/smoke-test.sh" "$image/bin/$name"
+
+"$here/check-dockerfile.sh" "$image"
+
+# --- release archive (no AOT cache: it is bound to the directory it was trained in) -----------
+tarball="$out/$name-$version-linux-x64.tar.gz"
+say "archive ${tarball#"$root"/}"
+tar -C "$out" --owner=0 --group=0 --numeric-owner --sort=name \
+    --exclude='*.aot' --exclude='*.aot.root' -czf "$tarball" "$(basename "$image")"
+
+# --- Debian package ---------------------------------------------------------------------------
+say "Debian package"
+"$here/build-deb.sh" "$image" "$deb_version" "$out"
+
+# --- AOT cache for the image in place (benchmarks; the container trains its own) ---------------
+if $aot; then
+    say "AOT cache for ${image#"$root"/}"
+    "$image/lib/aot-train"
+fi
+
+say "done"
+printf '    runtime image  %s (%s; JRE %s)\n' "${image#"$root"/}" "$(du -sh "$image" | cut -f1)" "$(du -sh "$image/runtime" | cut -f1)"
+printf '    archive        %s (%s)\n' "${tarball#"$root"/}" "$(du -h "$tarball" | cut -f1)"
+for deb in "$out"/*.deb; do
+    printf '    deb            %s (%s)\n' "${deb#"$root"/}" "$(du -h "$deb" | cut -f1)"
+done

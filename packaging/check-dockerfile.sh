@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Checks that packaging/Dockerfile agrees with a runtime image made by build.sh:
+#   packaging/check-dockerfile.sh IMAGE_DIR
+# Every /opt/continuum-event-broker/... path the Dockerfile names must exist in IMAGE_DIR
+# (except the AOT cache, which the Dockerfile trains itself), and the ENTRYPOINT must use the
+# same module, main class and @argfile as packaging/launcher.sh.
+set -euo pipefail
+image="${1:?usage: check-dockerfile.sh IMAGE_DIR}"
+here="$(cd "$(dirname "$0")" && pwd)"
+dockerfile="$here/Dockerfile"
+status=0
+while read -r path; do
+    rel="${path#/opt/continuum-event-broker}"
+    rel="${rel#/}"
+    case "$path" in /opt/continuum-event-broker-*) continue ;; esac   # the archive's versioned top directory
+    case "$rel" in *.aot|bin|lib/aot-train|"") continue ;; esac
+    if [ ! -e "$image/$rel" ]; then
+        echo "check-dockerfile: $path (from the Dockerfile) is not in the runtime image" >&2
+        status=1
+    fi
+done < <(grep -o '/opt/continuum-event-broker[A-Za-z0-9_./-]*' "$dockerfile" | sed 's#/$##' | sort -u)
+main="io.continuum.broker.app/io.continuum.broker.app.Main"
+grep -q "\"$main\"" "$dockerfile" || { echo "check-dockerfile: ENTRYPOINT does not start $main" >&2; status=1; }
+grep -q -- "-m io.continuum.broker.app/io.continuum.broker.app.Main" "$here/launcher.sh" || { echo "check-dockerfile: launcher.sh does not start $main" >&2; status=1; }
+grep -q '"@/opt/continuum-event-broker/lib/jvm.options"' "$dockerfile" || { echo "check-dockerfile: ENTRYPOINT does not use lib/jvm.options" >&2; status=1; }
+[ "$status" -eq 0 ] && echo "    ok: packaging/Dockerfile matches the runtime image layout"
+exit "$status"

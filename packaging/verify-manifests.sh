@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Renders every deployment manifest and checks it (R-OPS-1..3, R-BEH-8, R-CFG):
+#
+#   packaging/verify-manifests.sh
+#
+# - Kustomize: `kubectl kustomize` of the base and of every overlay (Debian's kubectl, installed
+#   with apt-get when missing and running as root), checked by packaging/check_manifests.py
+#   (kinds, Role verbs exactly get/list/watch on dynamoworkermetadatas.nvidia.com, replicas 1,
+#   securityContext, probes, terminationGracePeriodSeconds > drain_deadline, credential from a
+#   mounted Secret, NetworkPolicy, one distinct client_id per Deployment);
+# - the checker's own mutation self-test (each of its rules must catch a broken manifest);
+# - Helm: the chart rendered by Helm's engine through helm-java (Maven Central; there is no helm
+#   binary in Debian 12), with the values in deploy/helm/continuum-event-broker/ci/, checked the
+#   same way; and renders that must fail (grace period <= drain_deadline, a duplicated identity,
+#   a plaintext bus_url);
+# - monitoring: promtool check rules, the chart's copy of the rules, the dashboard JSON.
+# Ends with "N passed, M failed"; exit status 1 when anything failed.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$root"
+kdir=deploy/kubernetes/event-broker
+chart=deploy/helm/continuum-event-broker
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+failcount() { failed=$((failed + 1)); }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+apt_install() {
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "verify-manifests: installing $* (apt-get)"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null) \
+            || { echo "verify-manifests: could not install $*" >&2; return 1; }
+    else
+        echo "verify-manifests: $* missing and cannot be installed here (needs root and apt-get)" >&2
+        return 1
+    fi
+}
+command -v kubectl >/dev/null 2>&1 || apt_install kubectl
+python=""
+for candidate in python3 python; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import yaml' 2>/dev/null; then python="$candidate"; break; fi
+done
+if [ -z "$python" ]; then
+    apt_install python3 python3-yaml
+    python=python3
+fi
+check() { "$python" "$here/check_manifests.py" "$@"; }
+
+# --- Kustomize --------------------------------------------------------------------------------
+echo "==> Kustomize ($(kubectl version --client 2>/dev/null | sed -n 's/^Kustomize Version: //p'))"
+# name  expected-identities  extra checker flags
+targets=(
+    "base 1"
+    "overlays/staging 1 --require-namespace"
+    "overlays/production 2 --require-namespace"
+)
+for dir in "$kdir"/overlays/*/; do
+    d="overlays/$(basename "$dir")"
+    printf '%s\n' "${targets[@]}" | grep -q "^$d " || { echo "  FAIL $d: overlay not listed in verify-manifests.sh"; failcount; }
+done
+for t in "${targets[@]}"; do
+    read -r name identities flags <<<"$t"
+    if ! kubectl kustomize "$kdir/$name" > "$tmp/k.yaml" 2> "$tmp/k.err"; then
+        echo "  FAIL kustomize $name: $(cat "$tmp/k.err")"; failcount; continue
+    fi
+    # shellcheck disable=SC2086
+    if check --identities "$identities" $flags "kustomize $name" < "$tmp/k.yaml"; then pass; else failcount; fi
+done
+kubectl kustomize "$kdir/overlays/staging" > "$tmp/staging.yaml"
+if check --self-test < "$tmp/staging.yaml"; then pass; else failcount; fi
+
+# --- Helm -------------------------------------------------------------------------------------
+echo "==> Helm chart (helm-java: Helm's template engine from Maven Central)"
+deps="$here/helm-render/target/dependency"
+if ! ls "$deps"/linux-amd64-*.jar >/dev/null 2>&1; then
+    # shellcheck source=../bin/env.sh
+    (. bin/env.sh && ./mvnw -B -ntp -q -f packaging/helm-render/pom.xml dependency:copy-dependencies) \
+        || { echo "  FAIL helm: could not fetch helm-java"; failcount; }
+fi
+if ls "$deps"/linux-amd64-*.jar >/dev/null 2>&1; then
+    # Renders that the chart's own validation must refuse.
+    mkdir -p "$tmp/values"
+    printf '%s\n' 'config: {busUrl: "https://router.example.com:8443", dynamoNamespaces: [dynamo], drainDeadline: 45s}' \
+        > "$tmp/values/refuse-short-grace.yaml"
+    printf '%s\n' 'config: {busUrl: "https://router.example.com:8443", dynamoNamespaces: [dynamo]}' \
+        'identities: [{clientId: broker-a, credentialSecret: a}, {clientId: broker-a, credentialSecret: b}]' \
+        > "$tmp/values/refuse-duplicate-identity.yaml"
+    printf '%s\n' 'config: {busUrl: "http://router.example.com:8080", dynamoNamespaces: [dynamo]}' \
+        > "$tmp/values/refuse-plaintext.yaml"
+    cp "$chart"/ci/*-values.yaml "$tmp/values/"
+    # One JVM renders every values file (the chart's ci/ values and the refusals above).
+    (. bin/env.sh >/dev/null && java --enable-native-access=ALL-UNNAMED -cp "$deps/*" "$here/helm-render/HelmTemplate.java" \
+        batch "$tmp/helm" "$chart" ceb gpu-serving "$tmp"/values/*.yaml) 2> "$tmp/h.err" \
+        || { echo "  FAIL helm: $(grep -v WARNING "$tmp/h.err")"; failcount; }
+    for values in "$chart"/ci/*-values.yaml; do
+        vname="$(basename "$values" .yaml)"
+        if [ ! -f "$tmp/helm/$vname.yaml" ]; then
+            echo "  FAIL helm $vname: $(cat "$tmp/helm/$vname.err" 2>/dev/null || echo 'not rendered')"; failcount; continue
+        fi
+        n=$("$python" -c 'import sys, yaml; print(len((yaml.safe_load(open(sys.argv[1])) or {}).get("identities") or []) or 1)' "$values")
+        if check --identities "$n" --require-namespace "helm $vname" < "$tmp/helm/$vname.yaml"; then pass; else failcount; fi
+        if grep -q '^kind: PrometheusRule' "$tmp/helm/$vname.yaml"; then echo "       (with a PrometheusRule)"; fi
+    done
+    for bad in refuse-short-grace refuse-duplicate-identity refuse-plaintext; do
+        if [ -f "$tmp/helm/$bad.err" ]; then
+            echo "  ok   helm $bad: $(sed -n 's/.*execution error at ([^)]*): //p' "$tmp/helm/$bad.err" | head -1)"; pass
+        else
+            echo "  FAIL helm $bad: rendered, expected the chart to refuse it"; failcount
+        fi
+    done
+fi
+
+# --- Monitoring -------------------------------------------------------------------------------
+echo "==> monitoring"
+if cmp -s deploy/monitoring/prometheus-rules.yaml "$chart/files/prometheus-rules.yaml"; then
+    echo "  ok   the chart's rules are a copy of deploy/monitoring/prometheus-rules.yaml"; pass
+else
+    echo "  FAIL $chart/files/prometheus-rules.yaml differs from deploy/monitoring/prometheus-rules.yaml"; failcount
+fi
+if command -v promtool >/dev/null 2>&1; then
+    if promtool check rules deploy/monitoring/prometheus-rules.yaml > "$tmp/p.out" 2>&1; then
+        echo "  ok   promtool check rules: $(grep -o '[0-9]* rules found' "$tmp/p.out")"; pass
+    else
+        echo "  FAIL promtool check rules: $(cat "$tmp/p.out")"; failcount
+    fi
+else
+    echo "  skip promtool not installed (Debian package prometheus)"
+fi
+if "$python" - deploy/monitoring/grafana-dashboard.json <<'EOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+exprs = [t["expr"] for p in d["panels"] for t in p["targets"]]
+names = set(re.findall(r"continuum_event_broker_[a-z_]+", " ".join(exprs)))
+assert len(d["panels"]) >= 8 and names, "dashboard has no broker panels"
+print(f"  ok   grafana dashboard: {len(d['panels'])} panels over {len(names)} metrics")
+EOF
+then pass; else echo "  FAIL grafana dashboard"; failcount; fi
+
+echo "verify-manifests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
