@@ -269,7 +269,8 @@ public final class BusSession {
                 + limits.heartbeatInterval().toMillis() + " idle_timeout_ms=" + limits.idleTimeout().toMillis()
                 + " max_streams=" + limits.maxStreams() + " max_stream_buffer_bytes=" + limits.maxStreamBufferBytes()
                 + " max_frame_bytes=" + limits.maxFrameBytes());
-        viewListener = view.onChange(this::revokeUnadvertised);
+        // The view's listeners must not block; revocation writes frames, so it runs on its own thread.
+        viewListener = view.onChange(() -> Thread.ofVirtual().name("session-revocation").start(this::revokeUnadvertised));
         Thread.ofVirtual().name("session-timer").start(this::timerLoop);
         return true;
     }
