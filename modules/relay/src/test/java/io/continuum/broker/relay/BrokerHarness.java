@@ -38,6 +38,8 @@ final class BrokerHarness implements AutoCloseable {
     final CountingMetrics metrics = new CountingMetrics();
     final EventBroker broker;
     private final List<AutoCloseable> closeables = new CopyOnWriteArrayList<>();
+    /** Every log record of the test, to prove the credential never reaches a log (R-SEC-14). */
+    private final CredentialScan credentialScan = CredentialScan.install(CREDENTIAL);
 
     /** Between broker and router when the harness was built with one, so tests can cut the connection. */
     final TcpFaultProxy proxy;
@@ -126,6 +128,7 @@ final class BrokerHarness implements AutoCloseable {
         if (proxy != null) {
             proxy.close();
         }
+        credentialScan.closeAndAssertClean();
     }
 
     /** A TCP listener standing in for a ZMQ publisher; the test reads and writes raw bytes. */
