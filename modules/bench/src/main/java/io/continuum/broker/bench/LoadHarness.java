@@ -28,13 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
-import io.continuum.broker.metadata.Advertisement;
-import io.continuum.broker.metadata.PublisherKey;
-import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
@@ -46,8 +40,8 @@ import org.zeromq.ZMQ;
 
 /**
  * The load harness of issue 9 (not a test). One JVM runs the JeroMQ publishers and subscribers, the
- * broker ({@link EventBroker}, the production facade) and the in-process TLS HTTP/2 router; stunnel4
- * runs as two child processes. Everything is on 127.0.0.1. Paths, side by side in one run:
+ * in-process TLS HTTP/2 router; the broker (the production {@code EventBroker} facade) runs alone in a child
+ * JVM ({@link BrokerChild}) so its heap, RSS and CPU are its own; stunnel4 runs as two child processes. Everything is on 127.0.0.1. Paths, side by side in one run:
  * <ul>
  *   <li>direct: PUB -> SUB over TCP;</li>
  *   <li>stunnel: PUB -> stunnel server -> TLS -> stunnel client -> SUB;</li>
@@ -69,7 +63,10 @@ public final class LoadHarness {
     private final ServerIdentity server = pki.localhostServer();
     private final Path work;
     private InProcessRouter router;
-    private EventBroker broker;
+    private Process brokerProc;
+    private Thread heartbeats;
+    private java.io.BufferedWriter brokerIn;
+    private java.io.BufferedReader brokerOut;
     private RouterSession session;
     private long nextStreamId = 1;
     private final AtomicLong peakHeapUsed = new AtomicLong();
@@ -124,7 +121,7 @@ public final class LoadHarness {
     // ---------------------------------------------------------------------------------------------
     // the broker and the router (same JVM)
 
-    private void startBroker() {
+    private void startBroker() throws IOException {
         router = InProcessRouter.builder()
                 .tls(server.key(), List.of(server.certificate()))
                 .credential(CREDENTIAL)
@@ -133,46 +130,94 @@ public final class LoadHarness {
                 .sessionPolicy(hello -> hello == null ? null
                         : InProcessRouter.SessionAnswer.welcome(-1, -1, 4_096, -1, -1))
                 .start();
-        RelayConfig config = RelayConfig.builder()
-                .busUrl(router.url())
-                .caBundle(pki::caPem)
-                .credential(() -> CREDENTIAL)
-                .clientId("bench-broker")
-                .kubernetesNamespace("bench")
-                .dynamoNamespaces(List.of(NAMESPACE))
-                .allowedCidrs(List.of("127.0.0.0/8"))
-                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200))
-                .busConnectTimeout(Duration.ofSeconds(10))
-                .build();
-        broker = EventBroker.create(config, new LoopbackView(), RelayMetrics.NOOP);
-        broker.start();
+        Path ca = work.resolve("ca.pem");
+        Files.write(ca, pki.caPem());
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx" + System.getProperty("bench.brokerXmx", "512m"), "-XX:+UseG1GC"));
+        String extra = System.getProperty("bench.brokerJavaOpts", "");
+        if (!extra.isBlank()) {
+            cmd.addAll(Arrays.asList(extra.trim().split("\\s+")));
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), BrokerChild.class.getName(),
+                router.url().toString(), ca.toString(), CREDENTIAL));
+        brokerProc = new ProcessBuilder(cmd)
+                .redirectError(work.resolve("broker.log").toFile())
+                .start();
+        brokerIn = brokerProc.outputWriter(StandardCharsets.UTF_8);
+        brokerOut = brokerProc.inputReader(StandardCharsets.UTF_8);
+        String first = brokerOut.readLine();
+        if (!"started".equals(first)) {
+            throw new IllegalStateException("broker child did not start: " + first + " (see " + work + "/broker.log)");
+        }
         session = router.awaitSession(WAIT);
+        // the test router sends no heartbeats of its own; without them the broker ends the session after its
+        // 30 s idle timeout (bus-protocol-v1), which would cut every stream of a long run
+        heartbeats = Thread.ofPlatform().daemon().name("router-heartbeats").start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(3_000);
+                    session.send(new Frame.Heartbeat());
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    log("router heartbeat failed: " + e);
+                    return;
+                }
+            }
+        });
+        log("broker child pid " + brokerProc.pid() + ", log " + work.resolve("broker.log"));
+    }
+
+    /** The broker child's heap: {used after GC, peak used sampled every 20 ms}. */
+    private long[] brokerHeap() throws IOException {
+        brokerIn.write("heap\n");
+        brokerIn.flush();
+        String[] parts = brokerOut.readLine().split(" ");
+        return new long[]{Long.parseLong(parts[1]), Long.parseLong(parts[2])};
+    }
+
+    /** The broker child's CPU time (user + system) from /proc, in nanoseconds. */
+    private long brokerCpuNanos() {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + brokerProc.pid() + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L; // USER_HZ 100
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    private String brokerStatus(String field) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + brokerProc.pid() + "/status"))) {
+                if (line.startsWith(field + ":")) {
+                    return line.substring(field.length() + 1).trim();
+                }
+            }
+        } catch (IOException ignored) {
+            // gone
+        }
+        return "?";
     }
 
     private void stopBroker() {
-        if (broker != null) {
-            broker.close();
+        if (heartbeats != null) {
+            heartbeats.interrupt();
+        }
+        if (brokerProc != null) {
+            try {
+                brokerIn.write("quit\n");
+                brokerIn.flush();
+                if (!brokerProc.waitFor(10, TimeUnit.SECONDS)) {
+                    brokerProc.destroyForcibly();
+                }
+            } catch (IOException | InterruptedException e) {
+                brokerProc.destroyForcibly();
+            }
         }
         if (router != null) {
             router.close();
-        }
-    }
-
-    /** Every loopback publisher is advertised (the lookup itself is measured by JMH). */
-    private static final class LoopbackView implements PublisherView {
-        @Override
-        public boolean isSynced() {
-            return true;
-        }
-
-        @Override
-        public Advertisement check(PublisherKey key) {
-            return Advertisement.ADVERTISED;
-        }
-
-        @Override
-        public AutoCloseable onChange(Runnable listener) {
-            return () -> { };
         }
     }
 
@@ -379,8 +424,8 @@ public final class LoadHarness {
                         }
                         o.write(buf, 0, n);
                     }
-                } catch (IOException | InterruptedException ignored) {
-                    // either side went away
+                } catch (IOException | InterruptedException | RuntimeException ignored) {
+                    // either side went away (Helidon throws RequestException once the stream is reset)
                 }
             });
             out = Thread.ofVirtual().name("bench-bridge-out").start(() -> {
@@ -392,7 +437,7 @@ public final class LoadHarness {
                         toBroker.write(buf, 0, n);
                         toBroker.flush();
                     }
-                } catch (IOException ignored) {
+                } catch (IOException | RuntimeException ignored) {
                     // either side went away
                 }
             });
@@ -468,11 +513,10 @@ public final class LoadHarness {
         long now;
         while ((now = System.nanoTime()) < due) {
             long left = due - now;
-            if (left > 200_000) {
-                LockSupport.parkNanos(left - 150_000);
-            } else {
-                Thread.onSpinWait();
-            }
+            // park, never spin: on 2 cores a spinning pacer takes a core from the path under test. A park
+            // overshoots by some 50 µs; the next messages then go at once (latency is measured from the
+            // actual send stamp, and the mean rate holds)
+            LockSupport.parkNanos(left);
         }
     }
 
@@ -501,6 +545,19 @@ public final class LoadHarness {
     }
 
     private Pair pair(Kind kind) throws Exception {
+        try {
+            return tryPair(kind);
+        } catch (IllegalStateException e) {
+            // counted and reported: a failed join is retried once with fresh sockets
+            joinFailures.incrementAndGet();
+            log(e.getMessage() + "; router saw: " + (session == null ? "" : session.drainReceived()) + "; retrying");
+            return tryPair(kind);
+        }
+    }
+
+    private final AtomicLong joinFailures = new AtomicLong();
+
+    private Pair tryPair(Kind kind) throws Exception {
         ZContext ctx = new ZContext(1);
         ZMQ.Socket pub = pub(ctx);
         int port = pub.bindToRandomPort("tcp://127.0.0.1");
@@ -575,7 +632,7 @@ public final class LoadHarness {
         return sorted[(int) Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
     }
 
-    record Throughput(double mbPerSec, double msgPerSec, int lost, double cpuCores) {
+    record Throughput(double mbPerSec, double msgPerSec, int lost, double cpuCores, double brokerCores) {
     }
 
     /**
@@ -604,6 +661,7 @@ public final class LoadHarness {
                 }
             });
             long cpu0 = processCpuNanos();
+            long bcpu0 = brokerCpuNanos();
             long start = System.nanoTime();
             long sent = 0;
             for (int i = 0; i < count && System.nanoTime() < deadline; i++) {
@@ -617,21 +675,22 @@ public final class LoadHarness {
             rx.join(Duration.ofSeconds(35));
             long end = recvCount.get() > 0 ? lastRecv.get() : System.nanoTime();
             long cpu = processCpuNanos() - cpu0;
+            long bcpu = brokerCpuNanos() - bcpu0;
             double secs = (end - start) / 1e9;
             return new Throughput(recvBytes.get() / 1048576.0 / secs, recvCount.get() / secs,
-                    (int) (count - recvCount.get()), cpu / 1e9 / secs);
+                    (int) (count - recvCount.get()), cpu / 1e9 / secs, bcpu / 1e9 / secs);
         }
     }
 
     record Fanout(int streams, long expected, long delivered, double cpuCores, double openSeconds,
-                  long heapBaseline, long heapIdle, long heapAfterLoad, long streamsIdleBytesEach) {
+                  long heapBaseline, long heapIdle, long heapAfterLoad, long streamsIdleBytesEach, long peakHeap) {
     }
 
     /** 1,000 streams through one session (one PUB, 1,000 SUBs behind the router) at 10 msg/s each. */
     private Fanout fanout(int streams) throws Exception {
         int perStream = quick ? 50 : 100;
         long interval = 100_000_000L; // 10 msg/s
-        long baseline = usedAfterGc();
+        long baseline = brokerHeap()[0];
         try (ZContext ctx = new ZContext(1)) {
             ZMQ.Socket pub = pub(ctx);
             int port = pub.bindToRandomPort("tcp://127.0.0.1");
@@ -645,7 +704,7 @@ public final class LoadHarness {
                 }
                 join(pub, subs);
                 double openSeconds = (System.nanoTime() - t0) / 1e9;
-                long idle = usedAfterGc();
+                long idle = brokerHeap()[0];
                 ZMQ.Poller poller = ctx.createPoller(streams);
                 for (ZMQ.Socket s : subs) {
                     poller.register(s, ZMQ.Poller.POLLIN);
@@ -672,7 +731,7 @@ public final class LoadHarness {
                         }
                     }
                 });
-                long cpu0 = processCpuNanos();
+                long cpu0 = brokerCpuNanos();
                 long start = System.nanoTime();
                 for (int i = 0; i < perStream; i++) {
                     pace(start, i, interval);
@@ -680,11 +739,11 @@ public final class LoadHarness {
                 }
                 rx.join(Duration.ofSeconds(30));
                 double secs = (System.nanoTime() - start) / 1e9;
-                double cpu = (processCpuNanos() - cpu0) / 1e9 / secs;
-                long after = usedAfterGc();
+                double cpu = (brokerCpuNanos() - cpu0) / 1e9 / secs;
+                long[] heap = brokerHeap();
                 poller.close();
-                return new Fanout(streams, expected, delivered.get(), cpu, openSeconds, baseline, idle, after,
-                        (idle - baseline) / streams);
+                return new Fanout(streams, expected, delivered.get(), cpu, openSeconds, baseline, idle, heap[0],
+                        (idle - baseline) / streams, heap[1]);
             } finally {
                 route.close();
             }
@@ -697,11 +756,10 @@ public final class LoadHarness {
 
     /**
      * One PUB, {@code fast} flowing streams and one whose router side stops reading after the join (its
-     * HTTP/2 window is withheld): 4 KiB at 1,000 msg/s for 3 s.
+     * HTTP/2 window is withheld): {@code size}-byte messages at {@code rate} msg/s for 3 s.
      */
-    private Slow slowRouter(int fast) throws Exception {
-        int rate = 1_000;
-        int total = quick ? 1_500 : 3_000;
+    private Slow slowRouter(int fast, int size, int rate) throws Exception {
+        int total = quick ? rate * 3 / 2 : rate * 3;
         long interval = 1_000_000_000L / rate;
         try (ZContext ctx = new ZContext(1)) {
             ZMQ.Socket pub = pub(ctx);
@@ -746,7 +804,7 @@ public final class LoadHarness {
                 long start = System.nanoTime();
                 for (int i = 0; i < total; i++) {
                     pace(start, i, interval);
-                    pub.send(message(4_096, i));
+                    pub.send(message(size, i));
                 }
                 rx.join(Duration.ofSeconds(20));
                 poller.close();
@@ -854,9 +912,13 @@ public final class LoadHarness {
         if (workloads.contains("slow")) {
             slowTable(out);
         }
-        out.append("Process (harness + broker + router + JeroMQ peers, one JVM): peak RSS (VmHWM) ")
-                .append(procStatus("VmHWM")).append(", peak heap used (sampled every 20 ms) ")
-                .append(mib(peakHeapUsed.get())).append(".\n");
+        long[] bh = brokerHeap();
+        out.append("Broker JVM (child, -Xmx").append(System.getProperty("bench.brokerXmx", "512m"))
+                .append("): peak RSS (VmHWM) ").append(brokerStatus("VmHWM"))
+                .append(", peak heap used (sampled every 20 ms, garbage included) ").append(mib(bh[1]))
+                .append(". Harness JVM (router, JeroMQ peers, bridges): peak RSS ").append(procStatus("VmHWM"))
+                .append(", peak heap used ").append(mib(peakHeapUsed.get())).append(". Subscriptions that never joined ")
+                .append("within 20 s and were retried once: ").append(joinFailures.get()).append(".\n");
         flush(out);
     }
 
@@ -899,8 +961,9 @@ public final class LoadHarness {
     private void throughputTable(Kind[] kinds, boolean all, StringBuilder out) throws Exception {
         int[][] sizes = quick ? new int[][]{{4_096, 10_000}, {65_536, 800}} : new int[][]{{4_096, 25_000}, {65_536, 1_600}};
         out.append("### Throughput at full speed (512 KiB in flight), median of ").append(runs).append(" runs\n\n");
-        out.append("| size | path | MiB/s | msg/s | lost | process CPU (cores) | broker ÷ direct | broker ÷ stunnel |\n");
-        out.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+        out.append("| size | path | MiB/s | msg/s | lost | harness JVM CPU (cores) | broker JVM CPU (cores) ")
+                .append("| broker ÷ direct | broker ÷ stunnel |\n");
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int[] sz : sizes) {
             Map<Kind, List<Throughput>> tp = new LinkedHashMap<>();
             for (int r = 0; r < runs; r++) {
@@ -922,6 +985,9 @@ public final class LoadHarness {
                                 median(ts.stream().mapToDouble(Throughput::msgPerSec).toArray())))
                         .append(" | ").append(ts.stream().mapToInt(Throughput::lost).sum()).append(" | ")
                         .append(f2(median(ts.stream().mapToDouble(Throughput::cpuCores).toArray()))).append(" | ")
+                        .append(k == Kind.BROKER
+                                ? f2(median(ts.stream().mapToDouble(Throughput::brokerCores).toArray())) : "")
+                        .append(" | ")
                         .append(k == Kind.BROKER && all ? f2(mb.get(k) / mb.get(Kind.DIRECT)) : "").append(" | ")
                         .append(k == Kind.BROKER && all ? f2(mb.get(k) / mb.get(Kind.STUNNEL)) : "")
                         .append(" |\n");
@@ -936,25 +1002,33 @@ public final class LoadHarness {
         Fanout f = fanout(n);
         log("fanout: " + f);
         out.append("### ").append(n).append(" concurrent streams on one session, 10 msg/s each (broker)\n\n");
-        out.append("| delivered / expected | open + join | process CPU (cores) | heap after GC: before / ")
-                .append("streams idle / after load | heap per idle stream |\n|---|---:|---:|---|---:|\n");
+        out.append("| delivered / expected | open + join | broker CPU (cores) | broker heap after GC: before / ")
+                .append("streams idle / after load | broker heap per idle stream | broker peak heap used |\n")
+                .append("|---|---:|---:|---|---:|---:|\n");
         out.append("| ").append(f.delivered()).append(" / ").append(f.expected()).append(" | ")
                 .append(f1(f.openSeconds())).append(" s | ").append(f2(f.cpuCores())).append(" | ")
                 .append(mib(f.heapBaseline())).append(" / ").append(mib(f.heapIdle())).append(" / ")
                 .append(mib(f.heapAfterLoad())).append(" | ")
-                .append(String.format(Locale.ROOT, "%.1f KiB", f.streamsIdleBytesEach() / 1024.0)).append(" |\n\n");
+                .append(String.format(Locale.ROOT, "%.1f KiB", f.streamsIdleBytesEach() / 1024.0)).append(" | ")
+                .append(mib(f.peakHeap())).append(" |\n\n");
         flush(out);
     }
 
     private void slowTable(StringBuilder out) throws Exception {
-        Slow s = slowRouter(4);
-        log("slow: " + s);
-        out.append("### Slow router: 4 flowing streams and 1 whose window is withheld, 4 KiB at 1,000 msg/s\n\n");
-        out.append("| flowing streams: min delivered / sent | flowing p50 / p99 / p99.9 (µs) | withheld stream |\n")
-                .append("|---:|---|---|\n");
-        out.append("| ").append(s.minDelivered()).append(" / ").append(s.expectedEach()).append(" | ")
-                .append(us(s.fastLatency().p50())).append(" / ").append(us(s.fastLatency().p99())).append(" / ")
-                .append(us(s.fastLatency().p999())).append(" | ").append(s.slowOutcome()).append(" |\n\n");
+        out.append("### Slow router: 4 flowing streams and 1 whose window is withheld (its router side stops ")
+                .append("reading after the join), one PUB, 3 s\n\n");
+        out.append("| messages | flowing streams: min delivered / sent | flowing p50 / p99 / p99.9 (µs) | withheld stream |\n")
+                .append("|---|---:|---|---|\n");
+        int[][] cases = {{65_536, 60}, {4_096, 1_000}};
+        for (int[] c : cases) {
+            Slow s = slowRouter(4, c[0], c[1]);
+            log("slow " + c[0] + ": " + s);
+            out.append("| ").append(c[0] / 1024).append(" KiB at ").append(c[1]).append(" msg/s | ")
+                    .append(s.minDelivered()).append(" / ").append(s.expectedEach()).append(" | ")
+                    .append(us(s.fastLatency().p50())).append(" / ").append(us(s.fastLatency().p99())).append(" / ")
+                    .append(us(s.fastLatency().p999())).append(" | ").append(s.slowOutcome()).append(" |\n");
+        }
+        out.append("\n");
         flush(out);
     }
 
