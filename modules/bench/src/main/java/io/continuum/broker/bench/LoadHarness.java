@@ -475,7 +475,7 @@ public final class LoadHarness {
     private static void join(ZMQ.Socket pub, List<ZMQ.Socket> subs) {
         boolean[] joined = new boolean[subs.size()];
         int left = subs.size();
-        long deadline = System.nanoTime() + WAIT.toNanos();
+        long deadline = System.nanoTime() + Long.getLong("bench.joinWaitMs", WAIT.toMillis()) * 1_000_000L;
         while (left > 0 && System.nanoTime() < deadline) {
             pub.send(message(HEADER, -1));
             sleepMillis(subs.size() > 1 ? 20 : 5);
@@ -911,6 +911,20 @@ public final class LoadHarness {
         }
         if (workloads.contains("slow")) {
             slowTable(out);
+        }
+        if (workloads.contains("joins")) { // diagnostic, not in the default set
+            int n = Integer.getInteger("bench.joins", 40);
+            int failed = 0;
+            for (int i = 0; i < n; i++) {
+                try (Pair p = tryPair(Kind.BROKER)) {
+                    p.pub.send(message(HEADER, 0));
+                } catch (IllegalStateException e) {
+                    failed++;
+                    log("join " + i + " failed: " + session.drainReceived());
+                }
+            }
+            out.append("Broker subscriptions that did not join: ").append(failed).append(" of ").append(n).append("\n");
+            flush(out);
         }
         long[] bh = brokerHeap();
         out.append("Broker JVM (child, -Xmx").append(System.getProperty("bench.brokerXmx", "512m"))
