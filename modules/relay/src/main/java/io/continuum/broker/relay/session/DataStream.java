@@ -45,6 +45,8 @@ final class DataStream {
     private static final Logger LOG = Logger.getLogger(DataStream.class.getName());
     /** Publisher sockets are read in large chunks; each chunk costs 64 bytes of budget. */
     static final int READ_CHUNK_BYTES = 64 * 1024;
+    /** What an idle stream's publisher read waits with (see pumpPublisherToQueue). */
+    static final int IDLE_READ_BYTES = 2 * 1024;
 
     enum State { OPENING, OPEN, CLOSED }
 
@@ -173,10 +175,15 @@ final class DataStream {
     /** Publisher to router, part 1: read the socket continuously, never back-pressured (R-BUF 4). */
     private void pumpPublisherToQueue() {
         ChunkQueue q = queue;
-        byte[] buf = new byte[READ_CHUNK_BYTES];
+        // An idle stream waits in read() with a small buffer; a read that fills it switches to the 64 KiB one
+        // until a read returns less than the small size again. The socket is read just as continuously, and
+        // an idle stream holds 2 KiB instead of 64 KiB (1,000 idle streams: 62 MiB less heap).
+        byte[] idle = new byte[IDLE_READ_BYTES];
+        byte[] busy = null;
         try {
             InputStream in = socket.getInputStream();
             while (true) {
+                byte[] buf = busy != null ? busy : idle;
                 int n = in.read(buf);
                 if (n < 0) {
                     break;
@@ -189,6 +196,11 @@ final class DataStream {
                         close(Code.BUFFER_OVERFLOW);
                     }
                     return;
+                }
+                if (busy == null && n == buf.length) {
+                    busy = new byte[READ_CHUNK_BYTES];
+                } else if (busy != null && n < IDLE_READ_BYTES) {
+                    busy = null;
                 }
             }
         } catch (IOException e) {

@@ -30,7 +30,8 @@ final class HelidonBusStream implements BusStream {
     private final Condition changed;
     private final ReentrantLock writeLock = new ReentrantLock();
     private final ReentrantLock readLock = new ReentrantLock();
-    private final byte[] frameBuffer = new byte[Frames.MAX_FRAME_PAYLOAD];
+    /** Only for direct buffers; heap buffers are framed from their own array. Guarded by writeLock. */
+    private byte[] frameBuffer;
 
     // guarded by lock
     private StreamState state = StreamState.OPEN;
@@ -111,8 +112,18 @@ final class HelidonBusStream implements BusStream {
                 } finally {
                     lock.unlock();
                 }
-                data.get(frameBuffer, 0, n);
-                writeFrame(Frames.dataHeader(id, n, false), frameBuffer, n);
+                if (data.hasArray()) {
+                    // the writer copies header and payload into one frame anyway: no intermediate copy
+                    int offset = data.arrayOffset() + data.position();
+                    data.position(data.position() + n);
+                    writeFrame(Frames.dataHeader(id, n, false), data.array(), offset, n);
+                } else {
+                    if (frameBuffer == null) {
+                        frameBuffer = new byte[Frames.MAX_FRAME_PAYLOAD];
+                    }
+                    data.get(frameBuffer, 0, n);
+                    writeFrame(Frames.dataHeader(id, n, false), frameBuffer, 0, n);
+                }
                 // keep Helidon's connection-level outbound accounting in step with what was sent, so its overflow
                 // check on the peer's connection WINDOW_UPDATEs only ever sees windows the peer really granted
                 helidon.flowControl().outbound().decrementWindowSize(n);
@@ -146,7 +157,7 @@ final class HelidonBusStream implements BusStream {
             } finally {
                 lock.unlock();
             }
-            writeFrame(Frames.dataHeader(id, 0, true), null, 0);
+            writeFrame(Frames.dataHeader(id, 0, true), null, 0, 0);
             releaseHelidonStreamIfDone();
         } finally {
             writeLock.unlock();
@@ -467,9 +478,9 @@ final class HelidonBusStream implements BusStream {
         }
     }
 
-    private void writeFrame(byte[] header, byte[] payload, int length) throws TransportException {
+    private void writeFrame(byte[] header, byte[] payload, int offset, int length) throws TransportException {
         try {
-            if (!connection.writer().writeOwnFrameUnless(() -> resetSent, header, payload, 0, length)) {
+            if (!connection.writer().writeOwnFrameUnless(() -> resetSent, header, payload, offset, length)) {
                 throwIfFailed();
                 throw new StreamClosedException("stream " + id + " was reset");
             }

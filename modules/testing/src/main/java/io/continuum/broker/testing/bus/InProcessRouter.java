@@ -157,6 +157,7 @@ public final class InProcessRouter implements AutoCloseable {
         server = WebServer.builder()
                 .host("127.0.0.1")
                 .port(b.port)
+                .connectionOptions(o -> o.tcpNoDelay(b.tcpNoDelay))
                 .tls(tls)
                 .addProtocol(Http2Config.builder()
                         .flowControlTimeout(Duration.ofMinutes(10))
@@ -448,6 +449,7 @@ public final class InProcessRouter implements AutoCloseable {
         private String credential;
         private int port;
         private long maxConcurrentStreams = 8192;
+        private boolean tcpNoDelay;
         private SessionPolicy sessionPolicy = hello -> hello == null ? null : SessionAnswer.welcome(-1, -1);
 
         private Builder() {
@@ -485,6 +487,19 @@ public final class InProcessRouter implements AutoCloseable {
          */
         public Builder port(int port) {
             this.port = port;
+            return this;
+        }
+
+        /**
+         * TCP_NODELAY on the router's accepted sockets (Helidon's default is off, so the router's small
+         * frames, WINDOW_UPDATEs above all, wait for Nagle and the peer's delayed ACK: about 40 ms each).
+         * Off by default, as before; the load harness turns it on, as a production router would.
+         *
+         * @param on whether to set TCP_NODELAY
+         * @return this
+         */
+        public Builder tcpNoDelay(boolean on) {
+            this.tcpNoDelay = on;
             return this;
         }
 
