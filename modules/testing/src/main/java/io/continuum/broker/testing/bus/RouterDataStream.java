@@ -20,6 +20,7 @@ public final class RouterDataStream {
     private final InputStream fromBroker;
     private final OutputStream toBroker;
     private final Runnable resetter;
+    private final java.util.concurrent.atomic.AtomicLong bridgedToBroker = new java.util.concurrent.atomic.AtomicLong();
     private final CountDownLatch requestDone = new CountDownLatch(1);
     private final CountDownLatch responseDone = new CountDownLatch(1);
 
@@ -118,6 +119,7 @@ public final class RouterDataStream {
                 while ((n = in.read(buf)) >= 0) {
                     toBroker.write(buf, 0, n);
                     toBroker.flush();
+                    bridgedToBroker.addAndGet(n);
                 }
             } catch (IOException ignored) {
                 // either side went away
@@ -125,6 +127,15 @@ public final class RouterDataStream {
                 end();
             }
         });
+    }
+
+    /**
+     * Bytes a {@link #bridge} has written toward the broker (flushed).
+     *
+     * @return bytes
+     */
+    public long bridgedToBroker() {
+        return bridgedToBroker.get();
     }
 
     /**
