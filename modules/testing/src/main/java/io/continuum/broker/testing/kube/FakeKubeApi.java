@@ -400,27 +400,8 @@ public final class FakeKubeApi implements Closeable {
      * @throws AssertionError when none arrived in time
      */
     public RecordedRequest awaitRequest(Predicate<RecordedRequest> test, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        lock.lock();
-        try {
-            while (true) {
-                for (RecordedRequest r : requests) {
-                    if (test.test(r)) {
-                        return r;
-                    }
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new AssertionError("no matching request within " + timeout + "; got " + requests);
-                }
-                changed.awaitNanos(left);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        } finally {
-            lock.unlock();
-        }
+        return awaitUnder(() -> requests.stream().filter(test).findFirst().orElse(null), timeout,
+                () -> "no matching request within " + timeout + "; got " + requests);
     }
 
     /**
@@ -432,22 +413,8 @@ public final class FakeKubeApi implements Closeable {
      * @throws AssertionError when they did not open in time
      */
     public void awaitOpenWatches(String namespace, int count, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        lock.lock();
-        try {
-            while (watches.stream().filter(w -> w.namespace().equals(namespace)).count() < count) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new AssertionError(count + " watches of " + namespace + " not open within " + timeout);
-                }
-                changed.awaitNanos(left);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        } finally {
-            lock.unlock();
-        }
+        awaitUnder(() -> watches.stream().filter(w -> w.namespace().equals(namespace)).count() >= count ? Boolean.TRUE
+                : null, timeout, () -> count + " watches of " + namespace + " not open within " + timeout);
     }
 
     /**
@@ -461,18 +428,28 @@ public final class FakeKubeApi implements Closeable {
      * @throws AssertionError when none opened in time
      */
     public long awaitNewWatch(String namespace, long afterSequence, Duration timeout) {
+        return awaitUnder(() -> watches.stream()
+                        .filter(w -> w.namespace().equals(namespace) && w.sequence() > afterSequence)
+                        .map(OpenWatch::sequence).findFirst().orElse(null), timeout,
+                () -> "no new watch of " + namespace + " within " + timeout);
+    }
+
+    /**
+     * Waits, under the server's lock, until {@code found} returns non-null; re-checked on every change.
+     */
+    private <T> T awaitUnder(java.util.function.Supplier<T> found, Duration timeout,
+                             java.util.function.Supplier<String> failure) {
         long deadline = System.nanoTime() + timeout.toNanos();
         lock.lock();
         try {
             while (true) {
-                for (OpenWatch w : watches) {
-                    if (w.namespace().equals(namespace) && w.sequence() > afterSequence) {
-                        return w.sequence();
-                    }
+                T value = found.get();
+                if (value != null) {
+                    return value;
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new AssertionError("no new watch of " + namespace + " within " + timeout);
+                    throw new AssertionError(failure.get());
                 }
                 changed.awaitNanos(left);
             }
