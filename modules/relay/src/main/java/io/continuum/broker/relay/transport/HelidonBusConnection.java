@@ -44,7 +44,7 @@ final class HelidonBusConnection implements BusConnection {
     private final TlsDialer.Dialed dialed;
     private final Http2ClientImpl client;
     private final SerializedFrameWriter writer;
-    private final StreamSlots slots = new StreamSlots();
+    private final StreamSlots slots;
     private final Map<Integer, HelidonBusStream> streams = new HashMap<>();
     private final Map<Integer, List<Consumer<HelidonBusStream>>> pendingEvents = new HashMap<>();
     private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
@@ -73,6 +73,7 @@ final class HelidonBusConnection implements BusConnection {
                          Http2ClientImpl client) throws IOException {
         this.endpoint = endpoint;
         this.settings = settings;
+        this.slots = new StreamSlots(settings.localStreamLimit());
         this.dialed = dialed;
         this.client = client;
         this.writer = new SerializedFrameWriter(dialed.tls().getOutputStream(),

@@ -14,6 +14,14 @@ final class StreamSlots {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition freed = lock.newCondition();
     private long limit = Long.MAX_VALUE; // RFC 9113: unlimited until the peer says otherwise
+    private final long localCap;
+
+    /**
+     * @param localCap the most streams this side opens at once, below whatever the peer allows
+     */
+    StreamSlots(long localCap) {
+        this.localCap = localCap;
+    }
     private long inUse;
     private ConnectionLostException failure;
 
@@ -30,7 +38,7 @@ final class StreamSlots {
                 if (failure != null) {
                     throw failure;
                 }
-                if (inUse < limit) {
+                if (inUse < Math.min(limit, localCap)) {
                     inUse++;
                     return;
                 }

@@ -21,7 +21,8 @@ public record TransportSettings(int connectionReceiveWindow,
                                 int connectionWindowUpdateThreshold,
                                 Duration keepaliveInterval,
                                 Duration keepaliveTimeout,
-                                Duration readPollSlice) {
+                                Duration readPollSlice,
+                                long localStreamLimit) {
     /** The HTTP/2 default and this protocol's fixed per-stream receive window (bus-protocol-v1 section 6). */
     public static final int STREAM_RECEIVE_WINDOW = 65_535;
     /** Minimum connection receive window required by bus-protocol-v1 section 6. */
@@ -41,6 +42,9 @@ public record TransportSettings(int connectionReceiveWindow,
         requirePositive(keepaliveInterval, "keepaliveInterval");
         requirePositive(keepaliveTimeout, "keepaliveTimeout");
         requirePositive(readPollSlice, "readPollSlice");
+        if (localStreamLimit < 1) {
+            throw new IllegalArgumentException("localStreamLimit must be at least 1");
+        }
     }
 
     /**
@@ -51,7 +55,7 @@ public record TransportSettings(int connectionReceiveWindow,
      */
     public static TransportSettings defaults() {
         return new TransportSettings(Integer.MAX_VALUE, 16 * 1024, 1024 * 1024,
-                Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(5));
+                Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(5), Long.MAX_VALUE);
     }
 
     /**
@@ -61,7 +65,20 @@ public record TransportSettings(int connectionReceiveWindow,
      */
     public TransportSettings withKeepalive(Duration interval, Duration timeout) {
         return new TransportSettings(connectionReceiveWindow, streamWindowUpdateThreshold,
-                connectionWindowUpdateThreshold, interval, timeout, readPollSlice);
+                connectionWindowUpdateThreshold, interval, timeout, readPollSlice, localStreamLimit);
+    }
+
+    /**
+     * A copy that never opens more than {@code limit} streams at once, whatever the peer allows: headroom
+     * for a peer that counts a finished stream a little longer than RFC 9113 says (Helidon's server does,
+     * and answers the overshoot with a connection-level GOAWAY).
+     *
+     * @param limit local cap on concurrent streams
+     * @return a copy with the cap
+     */
+    public TransportSettings withLocalStreamLimit(long limit) {
+        return new TransportSettings(connectionReceiveWindow, streamWindowUpdateThreshold,
+                connectionWindowUpdateThreshold, keepaliveInterval, keepaliveTimeout, readPollSlice, limit);
     }
 
     /** @return the longest time a silent dead peer can go unnoticed */

@@ -53,11 +53,14 @@ class ScaleAndThroughputTest {
         int size = 4096;
         Duration slotTimeout = Duration.ofSeconds(60);
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
-             TestRouter router = TestRouter.builder(TransportFixture.SERVER).maxConcurrentStreams(100)
+             // Helidon's server counts a finished stream until its handler thread has cleaned up and answers
+             // an overshoot with a connection-level GOAWAY: it advertises 110, the client caps itself at 100.
+             TestRouter router = TestRouter.builder(TransportFixture.SERVER).maxConcurrentStreams(110)
                      .streamHandler(ScaleAndThroughputTest::echo).start();
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(router.busUrl()))) {
+             BusConnection connection = new HelidonBusConnector(TransportSettings.defaults().withLocalStreamLimit(100))
+                     .connect(endpoint(router.busUrl()))) {
             HelidonBusConnection h = (HelidonBusConnection) connection;
-            assertEquals(100, h.peerMaxConcurrentStreams());
+            assertEquals(110, h.peerMaxConcurrentStreams());
             AtomicLong maxInUse = new AtomicLong();
             AtomicLong longestWaitNanos = new AtomicLong();
             List<Future<Long>> results = new ArrayList<>();
@@ -81,7 +84,7 @@ class ScaleAndThroughputTest {
             System.out.printf("[transport] %d streams, slot limit 100: %d ms total, longest slot wait %d ms, "
                             + "max in use %d%n", streams, Duration.ofNanos(System.nanoTime() - start).toMillis(),
                     Duration.ofNanos(longestWaitNanos.get()).toMillis(), maxInUse.get());
-            assertTrue(maxInUse.get() <= 100, "never more streams than the peer allows");
+            assertTrue(maxInUse.get() <= 100, "never more streams than the local cap, below the peer's limit");
             assertTrue(connection.isOpen());
             TransportFixture.eventually(() -> h.streamsInUse() == 0, WAIT, "all slots released");
             assertEquals(0, helidonStreams(h), "Helidon's stream map holds no finished stream");
