@@ -19,13 +19,27 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * bus-protocol-v1.md section 4 item 3: a router that ends the session's response body
- * (END_STREAM) ends the session as {@code router_closed}, and the broker reconnects. Played by a
+ * (END_STREAM) or resets the session stream ends the session as {@code router_closed}, and the
+ * broker reconnects. Played by a
  * raw HTTP/2 peer, frame by frame, because Helidon's server does not end a response whose request
  * body is still open.
  */
 class RouterClosedTest {
     @Test
     void endStreamOnTheSessionResponseIsRouterClosed() throws Exception {
+        routerEndsTheSession(first -> first.sendData(1, new byte[0], true));
+    }
+
+    @Test
+    void aResetOfTheSessionStreamIsRouterClosed() throws Exception {
+        routerEndsTheSession(first -> first.sendReset(1, 0x8));
+    }
+
+    private interface Ending {
+        void end(RawH2Peer.Connection connection) throws Exception;
+    }
+
+    private static void routerEndsTheSession(Ending ending) throws Exception {
         CountingMetrics metrics = new CountingMetrics();
         MutableView view = new MutableView().synced(true);
         try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
@@ -43,7 +57,7 @@ class RouterClosedTest {
                 first.sendData(1, FrameCodec.encode(new Frame.Welcome(1, "raw-session", OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())), false);
                 await(metrics::connected, "welcomed");
-                first.sendData(1, new byte[0], true); // END_STREAM on the session response
+                ending.end(first);
                 router.accept(WAIT); // the reconnect (throws if none comes)
                 await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
                 assertEquals(1, metrics.get("reconnects_total"));
