@@ -136,28 +136,6 @@ class DataPathTest {
     }
 
     @Test
-    void routerEndingItsBodyHalfClosesThePublisherSocketAndRelayGoesOn() throws Exception {
-        h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(9, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(9, WAIT);
-        stream.writeToBroker(new byte[] {7});
-        stream.end();
-        InputStream fromBroker = upstream.getInputStream();
-        assertEquals(7, fromBroker.read());
-        assertEquals(-1, fromBroker.read(), "shutdownOutput reached the publisher");
-        // The half-close is not a close: nothing is reported. (Relaying on from the publisher cannot be
-        // observed with this router: Helidon's server resets a stream whose response has ended instead
-        // of reading the rest of its request body, and a router reset closes silently.)
-        upstream.getOutputStream().write(new byte[] {4, 5});
-        session.send(Frame.Heartbeat.INSTANCE);
-        assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
-    }
-
-    @Test
     void unsubscribeClosesThePublisherSocketSilently() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();

@@ -1,14 +1,10 @@
 package io.continuum.broker.relay;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.random.RandomGenerator;
 
-import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
@@ -50,30 +46,13 @@ class RouterClosedTest {
             try (EventBroker broker = EventBroker.create(config, view, metrics, new HelidonBusConnector(),
                     RandomGenerator.getDefault())) {
                 broker.start();
-                RawH2Peer.Connection first = router.accept(WAIT);
-                first.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
-                first.next(f -> f.type() == RawH2Peer.Frame.DATA && f.streamId() == 1, WAIT); // hello
-                first.send(RawH2Peer.Frame.HEADERS, 0x4, 1, statusOkBusContentType());
-                first.sendData(1, FrameCodec.encode(new Frame.Welcome(1, "raw-session", OptionalLong.empty(),
-                        OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())), false);
+                RawRouter first = RawRouter.acceptSession(router, WAIT);
                 await(metrics::connected, "welcomed");
-                ending.end(first);
+                ending.end(first.wire());
                 router.accept(WAIT); // the reconnect (throws if none comes)
                 await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
                 assertEquals(1, metrics.get("reconnects_total"));
             }
         }
-    }
-
-    /** HPACK: {@code :status 200} (indexed) and {@code content-type} as a literal without indexing. */
-    private static byte[] statusOkBusContentType() {
-        byte[] value = "application/x-continuum-bus".getBytes(StandardCharsets.US_ASCII);
-        byte[] block = new byte[4 + value.length];
-        block[0] = (byte) 0x88;
-        block[1] = 0x0f;          // literal without indexing, name index 31 (content-type) = 15 + 16
-        block[2] = 0x10;
-        block[3] = (byte) value.length;
-        System.arraycopy(value, 0, block, 4, value.length);
-        return block;
     }
 }

@@ -245,12 +245,15 @@ final class DataStream {
         }
     }
 
-    /** Router to publisher: the response head within 10 s, then the body to the socket (section 6). */
+    /**
+     * Router to publisher: the response head within 10 s of the slot grant (R-OPEN: the deadline includes any
+     * wait inside the HTTP/2 client after the grant), then the body to the socket (section 6).
+     */
     private void pumpRouterToPublisher() {
         BusStream s = stream;
         ResponseHead head;
         try {
-            head = s.awaitResponseHead(session.timeouts().responseHead());
+            head = s.awaitResponseHead(remainingHeadTime(s));
         } catch (TimeoutException e) {
             close(Code.IDLE_TIMEOUT);
             return;
@@ -296,6 +299,11 @@ final class DataStream {
                 q.end();
             }
         }
+    }
+
+    private Duration remainingHeadTime(BusStream s) {
+        long elapsed = System.nanoTime() - s.slotGrantedNanos();
+        return session.timeouts().responseHead().minusNanos(elapsed);
     }
 
     /**

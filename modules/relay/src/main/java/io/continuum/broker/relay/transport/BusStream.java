@@ -13,6 +13,15 @@ public interface BusStream {
     long id();
 
     /**
+     * When this stream's slot under {@code MAX_CONCURRENT_STREAMS} was granted, on the
+     * {@link System#nanoTime()} clock. R-OPEN's response-head deadline counts from here: it includes
+     * any time the request waited inside the HTTP/2 client after the grant, before its HEADERS were written.
+     *
+     * @return the grant instant in nanoTime units
+     */
+    long slotGrantedNanos();
+
+    /**
      * Writes request body bytes (no END_STREAM). Blocks on flow control only as long as the peer's
      * windows require, with no time limit, and never holds back other streams while blocked.
      *

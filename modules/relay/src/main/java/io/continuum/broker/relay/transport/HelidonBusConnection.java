@@ -125,6 +125,7 @@ final class HelidonBusConnection implements BusConnection {
     public BusStream open(StreamRequest request, Duration slotTimeout) throws TransportException {
         throwIfFailed();
         slots.acquire(slotTimeout);
+        long granted = System.nanoTime();
         boolean registered = false;
         try {
             Http2Headers headers = headers(request);
@@ -133,7 +134,7 @@ final class HelidonBusConnection implements BusConnection {
                 throwIfFailed();
                 BusClientStream helidonStream = BusClientStream.create(h2, client, socketConnection.helidonSocket(), settings.readPollSlice());
                 helidonStream.writeHeaders(headers, false);
-                HelidonBusStream stream = register(helidonStream);
+                HelidonBusStream stream = register(helidonStream, granted);
                 registered = true;
                 return stream;
             } finally {
@@ -337,13 +338,13 @@ final class HelidonBusConnection implements BusConnection {
                 .authority(authority);
     }
 
-    private HelidonBusStream register(BusClientStream helidonStream) {
+    private HelidonBusStream register(BusClientStream helidonStream, long slotGrantedNanos) {
         int id = helidonStream.streamId();
         List<Consumer<HelidonBusStream>> early;
         HelidonBusStream stream;
         lock.lock();
         try {
-            stream = new HelidonBusStream(this, helidonStream, id, peerInitialWindow);
+            stream = new HelidonBusStream(this, helidonStream, id, peerInitialWindow, slotGrantedNanos);
             streams.put(id, stream);
             highestRegistered = Math.max(highestRegistered, id);
             early = pendingEvents.remove(id);

@@ -46,14 +46,18 @@ final class HelidonBusStream implements BusStream {
     private boolean headEndsStream;
     private ResponseHead head;
 
+    private final long slotGrantedNanos;
+
     // written by the reader (readLock), read by endRequest
     private volatile boolean readerDone;
 
     // set before our RST_STREAM is written; checked under the frame writer's lock before each DATA frame
     private volatile boolean resetSent;
 
-    HelidonBusStream(HelidonBusConnection connection, BusClientStream helidon, int id, long peerInitialWindow) {
+    HelidonBusStream(HelidonBusConnection connection, BusClientStream helidon, int id, long peerInitialWindow,
+                     long slotGrantedNanos) {
         this.connection = connection;
+        this.slotGrantedNanos = slotGrantedNanos;
         this.helidon = helidon;
         this.id = id;
         this.lock = connection.lock;
@@ -64,6 +68,11 @@ final class HelidonBusStream implements BusStream {
     @Override
     public long id() {
         return id;
+    }
+
+    @Override
+    public long slotGrantedNanos() {
+        return slotGrantedNanos;
     }
 
     int idInt() {

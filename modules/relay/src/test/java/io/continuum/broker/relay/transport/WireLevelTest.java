@@ -167,4 +167,37 @@ class WireLevelTest {
             assertTrue(waiter.join(WAIT), "slot waiter woken by connection loss");
         }
     }
+
+    @Test
+    void theResponseHeadDeadlineCountsFromTheSlotGrantNotFromTheCallToOpen() throws Exception {
+        // R-OPEN: the 10 s for the router's response head include any wait inside the client after the
+        // slot was granted, and exclude the (separately bounded) wait for the slot itself.
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            peer.accept(WAIT);
+            long beforeFirst = System.nanoTime();
+            BusStream first = connection.open(dataStream(1), WAIT);
+            long afterFirst = System.nanoTime();
+            assertTrue(first.slotGrantedNanos() - beforeFirst >= 0 && afterFirst - first.slotGrantedNanos() >= 0,
+                    "an immediate grant lies inside the call to open()");
+
+            long calledAt = System.nanoTime();
+            java.util.concurrent.CompletableFuture<BusStream> second = new java.util.concurrent.CompletableFuture<>();
+            Thread waiter = Thread.ofVirtual().start(() -> {
+                try {
+                    second.complete(connection.open(dataStream(2), WAIT));
+                } catch (TransportException | RuntimeException e) {
+                    second.completeExceptionally(e);
+                }
+            });
+            TransportFixture.eventually(() -> waiter.getState() == Thread.State.WAITING
+                    || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, "second open waits for the slot");
+            long freedAt = System.nanoTime();
+            first.cancel();
+            long granted = second.get(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).slotGrantedNanos();
+            assertTrue(granted - freedAt >= 0, "the grant comes after the slot was freed, not when open() was called");
+            assertTrue(granted - calledAt > 0);
+            assertTrue(waiter.join(WAIT), "second stream opened once the slot was freed");
+        }
+    }
 }

@@ -1,0 +1,80 @@
+package io.continuum.broker.relay;
+
+import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static io.continuum.broker.relay.BrokerHarness.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * bus-protocol-v1.md section 6, "Router ends the response body: the client half-closes (shutdownOutput) the
+ * publisher socket and keeps relaying publisher → router until EOF". Played by a raw HTTP/2 router: Helidon's
+ * server resets a stream whose response has ended instead of reading the rest of its request body, so with it
+ * the second half of the rule cannot be observed.
+ */
+class RouterEndsDataStreamTest {
+
+    @Test
+    void routerEndingItsBodyHalfClosesThePublisherAndTheRelayGoesOnUntilThePublisherCloses() throws Exception {
+        CountingMetrics metrics = new CountingMetrics();
+        MutableView view = new MutableView().synced(true);
+        try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
+             ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            view.advertise(NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
+                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+                    .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
+                    .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
+            try (EventBroker broker = EventBroker.create(config, view, metrics, new HelidonBusConnector(),
+                    RandomGenerator.getDefault())) {
+                broker.start();
+                try (RawRouter router = RawRouter.acceptSession(peer, WAIT)) {
+                    router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+                    try (Socket upstream = publisher.accept()) {
+                        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+                        int h2 = 3; // the first data stream on the connection
+                        await(() -> router.stream(h2).headers, "data stream HEADERS");
+
+                        router.wire().sendStatus200(h2, false);
+                        router.wire().sendData(h2, new byte[] {7}, true);
+                        InputStream fromBroker = upstream.getInputStream();
+                        assertEquals(7, fromBroker.read());
+                        assertEquals(-1, fromBroker.read(), "shutdownOutput reached the publisher");
+                        assertTrue(metrics.connected(), "the session is untouched");
+                        assertEquals(1, broker.openStreams(), "a half-close is not a close");
+
+                        upstream.getOutputStream().write(new byte[] {4, 5});
+                        await(() -> router.stream(h2).bytes().length == 2, "publisher bytes after the half-close");
+                        assertArrayEquals(new byte[] {4, 5}, router.stream(h2).bytes());
+                        assertFalse(router.stream(h2).requestEnded);
+                        assertTrue(router.drainFromBroker().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
+                                "nothing is reported for the half-close");
+
+                        upstream.close();
+                        Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+                        assertEquals(Code.UPSTREAM_CLOSED, closed.code());
+                        await(() -> router.stream(h2).requestEnded, "END_STREAM on the request body");
+                        await(() -> broker.openStreams() == 0, "stream gone");
+                    }
+                }
+            }
+        }
+    }
+}
