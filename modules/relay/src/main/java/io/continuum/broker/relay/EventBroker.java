@@ -122,6 +122,17 @@ public final class EventBroker implements AutoCloseable {
     }
 
     /**
+     * Bytes queued toward the router across the current session's data streams, charged as R-BUF 3 charges
+     * them (chunk length plus 64 bytes each), for the {@code buffered_bytes} gauge; 0 without a session.
+     *
+     * @return bytes charged against the session's 64 MiB budget (R-BUF 2)
+     */
+    public long bufferedBytes() {
+        BusSession s = loop.session();
+        return s == null ? 0 : s.bufferedBytes();
+    }
+
+    /**
      * Whether a session is welcomed right now.
      *
      * @return true while welcomed

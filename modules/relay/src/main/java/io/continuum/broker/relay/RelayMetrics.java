@@ -113,6 +113,17 @@ public interface RelayMetrics {
     }
 
     /**
+     * A data stream's queue toward the router reached {@value #NEAR_BUDGET_PERCENT} % of its per-stream budget
+     * for the first time (R-BUF 1; called at most once per stream). An addition beyond R-MET: it shows how close
+     * streams come to {@code buffer_overflow} before any overflows.
+     */
+    default void streamNearBudget() {
+    }
+
+    /** The share of the per-stream budget at which {@link #streamNearBudget()} fires. */
+    int NEAR_BUDGET_PERCENT = 80;
+
+    /**
      * Bytes relayed.
      *
      * @param direction which way

@@ -64,6 +64,11 @@ final class CountingMetrics implements RelayMetrics {
     }
 
     @Override
+    public void streamNearBudget() {
+        add("stream_buffer_near_budget_total", 1);
+    }
+
+    @Override
     public void overflowClose() {
         add("overflow_closes_total", 1);
     }

@@ -52,12 +52,16 @@ class OverflowAndRevocationTest {
             flooder.join(WAIT.toMillis());
             assertEquals(1, h.metrics.get("overflow_closes_total"));
             assertEquals(1, h.metrics.get("stream_closes_total{code=buffer_overflow}"));
+            // chunks of at most 64 KiB + 64 B cannot jump from under 80 % of 1 MiB to over 100 %
+            assertEquals(1, h.metrics.get("stream_buffer_near_budget_total"), "the flooded stream came near first");
 
             byte[] payload = new byte[200_000];
             new Random(7).nextBytes(payload);
             good.getOutputStream().write(payload);
             assertArrayEquals(payload, goodStream.readFromBroker(payload.length), "the other stream kept flowing");
             await(() -> h.broker.openStreams() == 1, "only the healthy stream stays open");
+            await(() -> h.broker.bufferedBytes() == 0, "nothing left queued: the overflowed stream's charge released");
+            assertEquals(1, h.metrics.get("stream_buffer_near_budget_total"), "the healthy stream never came near");
         }
     }
 

@@ -47,12 +47,14 @@ public final class BrokerMetrics implements AutoCloseable {
     private final Map<Code, Counter> refusals = new EnumMap<>(Code.class);
     private final Map<Code, Counter> streamCloses = new EnumMap<>(Code.class);
     private final Counter overflowCloses;
+    private final Counter nearBudgetStreams;
     private final Map<Direction, Counter> relayedBytes = new EnumMap<>(Direction.class);
     private final Map<RestartReason, Counter> watchRestarts = new EnumMap<>(RestartReason.class);
     private final Map<SkipReason, Counter> skipped = new EnumMap<>(SkipReason.class);
 
     private final AtomicReference<BooleanSupplier> sessionConnected = new AtomicReference<>(() -> false);
     private final AtomicReference<LongSupplier> openStreams = new AtomicReference<>(() -> 0);
+    private final AtomicReference<LongSupplier> bufferedBytes = new AtomicReference<>(() -> 0);
     private final AtomicReference<BooleanSupplier> metadataSynced = new AtomicReference<>(() -> false);
     private final AtomicReference<LongSupplier> metadataResources = new AtomicReference<>(() -> 0);
     private final AtomicReference<LongSupplier> metadataPublishers = new AtomicReference<>(() -> 0);
@@ -81,6 +83,11 @@ public final class BrokerMetrics implements AutoCloseable {
         }
         overflowCloses = counter("overflow_closes", "Data streams closed by buffer overflow", null, null);
         gauge("open_streams", "Open data streams", () -> openStreams.get().getAsLong());
+        // Two additions beyond the R-MET table (issue 10): buffer occupancy before anything overflows.
+        gauge("buffered_bytes", "Bytes queued toward the router across the session's data streams, 64 bytes of"
+              + " overhead per chunk included (R-BUF 2-3: at most 64 MiB)", () -> bufferedBytes.get().getAsLong());
+        nearBudgetStreams = counter("stream_buffer_near_budget", "Data streams whose queue toward the router reached"
+                + " 80 % of the per-stream budget (counted once per stream)", null, null);
         for (Direction d : Direction.values()) {
             relayedBytes.put(d, counter("relayed_bytes", "Bytes relayed by direction (bytes dropped by an overflow"
                     + " are not counted)", "direction", d.label()));
@@ -190,6 +197,13 @@ public final class BrokerMetrics implements AutoCloseable {
     }
 
     /**
+     * A data stream's queue toward the router reached 80 % of its per-stream budget (once per stream).
+     */
+    public void streamNearBudget() {
+        nearBudgetStreams.increment();
+    }
+
+    /**
      * Bytes relayed.
      *
      * @param direction direction
@@ -245,6 +259,15 @@ public final class BrokerMetrics implements AutoCloseable {
      */
     public void bindOpenStreams(LongSupplier source) {
         openStreams.set(source);
+    }
+
+    /**
+     * Binds {@code buffered_bytes}.
+     *
+     * @param source bytes charged against the current session's budget
+     */
+    public void bindBufferedBytes(LongSupplier source) {
+        bufferedBytes.set(source);
     }
 
     /**

@@ -100,6 +100,7 @@ public final class RelayRuntime implements BrokerRuntime {
         this.broker = EventBroker.create(relayConfig, metadata, relayMetrics(metrics));
         metrics.bindSessionConnected(broker::connected);
         metrics.bindOpenStreams(broker::openStreams);
+        metrics.bindBufferedBytes(broker::bufferedBytes);
         metrics.bindMetadataSynced(metadata::isSynced);
         metrics.bindMetadataResources(metadata::resourceCount);
         metrics.bindMetadataPublishers(metadata::publisherCount);
@@ -148,6 +149,11 @@ public final class RelayRuntime implements BrokerRuntime {
             @Override
             public void subscribeRefused(Code code) {
                 metrics.subscribeRefused(code);
+            }
+
+            @Override
+            public void streamNearBudget() {
+                metrics.streamNearBudget();
             }
 
             @Override

@@ -60,6 +60,9 @@ class BrokerMetricsTest {
             Map.entry(P + "stream_closes_total", Map.of("code", CODES)),
             Map.entry(P + "overflow_closes_total", Map.of()),
             Map.entry(P + "open_streams", Map.of()),
+            // additions beyond the R-MET table (issue 10: buffer occupancy)
+            Map.entry(P + "buffered_bytes", Map.of()),
+            Map.entry(P + "stream_buffer_near_budget_total", Map.of()),
             Map.entry(P + "relayed_bytes_total",
                       Map.of("direction", Set.of("upstream_to_router", "router_to_upstream"))),
             Map.entry(P + "metadata_synced", Map.of()),
@@ -134,6 +137,8 @@ class BrokerMetricsTest {
         metrics.metadataSkipped(SkipReason.CHANNEL_CAP, 3);
         metrics.bindSessionConnected(() -> true);
         metrics.bindOpenStreams(() -> 5);
+        metrics.bindBufferedBytes(() -> 4160);
+        metrics.streamNearBudget();
         metrics.bindMetadataSynced(() -> true);
         metrics.bindMetadataResources(() -> 12);
         metrics.bindMetadataPublishers(() -> 9);
@@ -155,6 +160,8 @@ class BrokerMetricsTest {
         assertEquals(3, PrometheusText.value(t, P + "metadata_skipped_total", "reason", "channel_cap"));
         assertEquals(1, PrometheusText.value(t, P + "session_connected", null, null));
         assertEquals(5, PrometheusText.value(t, P + "open_streams", null, null));
+        assertEquals(4160, PrometheusText.value(t, P + "buffered_bytes", null, null));
+        assertEquals(1, PrometheusText.value(t, P + "stream_buffer_near_budget_total", null, null));
         assertEquals(1, PrometheusText.value(t, P + "metadata_synced", null, null));
         assertEquals(12, PrometheusText.value(t, P + "metadata_resources", null, null));
         assertEquals(9, PrometheusText.value(t, P + "metadata_publishers", null, null));

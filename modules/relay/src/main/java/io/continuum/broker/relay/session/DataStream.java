@@ -20,6 +20,7 @@ import io.continuum.broker.protocol.BusProtocol;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
+import io.continuum.broker.relay.RelayMetrics;
 import io.continuum.broker.relay.RelayMetrics.Direction;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.Header;
@@ -175,6 +176,8 @@ final class DataStream {
     /** Publisher to router, part 1: read the socket continuously, never back-pressured (R-BUF 4). */
     private void pumpPublisherToQueue() {
         ChunkQueue q = queue;
+        long nearBudgetBytes = (long) q.limitBytes() * RelayMetrics.NEAR_BUDGET_PERCENT / 100;
+        boolean nearBudget = false;
         // An idle stream waits in read() with a small buffer; a read that fills it switches to the 64 KiB one
         // until a read returns less than the small size again. The socket is read just as continuously, and
         // an idle stream holds 2 KiB instead of 64 KiB (1,000 idle streams: 62 MiB less heap).
@@ -196,6 +199,10 @@ final class DataStream {
                         close(Code.BUFFER_OVERFLOW);
                     }
                     return;
+                }
+                if (!nearBudget && q.usedBytes() >= nearBudgetBytes) {
+                    nearBudget = true;
+                    session.metrics().streamNearBudget();
                 }
                 if (busy == null && n == buf.length) {
                     busy = new byte[READ_CHUNK_BYTES];
