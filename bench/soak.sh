@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The soak of issue 10 (docs/reliability.md, "Soak"). Usage: bench/soak.sh [minutes] (default 35).
+# Builds the broker and the bench module (package, no tests, nothing installed), then runs the
+# production launcher bin/continuum-event-broker as its own process against the in-process router,
+# Kubernetes API and publishers of io.continuum.broker.bench.soak.SoakHarness, under faults.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bin/env.sh
+minutes="${1:-35}"
+cp_file=modules/bench/target/classpath.txt
+./mvnw -B -ntp -q -DskipTests package
+./mvnw -B -ntp -q -pl modules/bench -am -DskipTests package dependency:build-classpath \
+    -Dmdep.outputFile="$PWD/$cp_file" -Dmdep.includeScope=runtime
+cp="modules/bench/target/classes:$(cat "$cp_file")"
+exec java -Xmx512m -Dsoak.minutes="$minutes" ${SOAK_JAVA_OPTS:-} -cp "$cp" \
+    io.continuum.broker.bench.soak.SoakHarness
