@@ -383,9 +383,9 @@ public final class BusSession {
     private void revokeUnadvertised() {
         for (DataStream ds : streams.values()) {
             PublisherKey key = ds.key();
-            if (key != null && view.check(key) == Advertisement.NOT_ADVERTISED) {
+            // a stream already closing (publisher gone, unsubscribed) stays in the map for a moment: not logged
+            if (key != null && view.check(key) == Advertisement.NOT_ADVERTISED && ds.revoke()) {
                 LOG.info(() -> "event=stream_revoked stream_id=" + ds.streamId());
-                ds.revoke();
             }
         }
     }

@@ -324,11 +324,11 @@ final class DataStream {
 
     /**
      * The target is no longer advertised (section 6, revocation).
+     *
+     * @return whether this revoked the stream (false: it was already closing for another reason)
      */
-    void revoke() {
-        if (!abortOpening(Code.TARGET_NOT_ADVERTISED)) {
-            close(Code.TARGET_NOT_ADVERTISED);
-        }
+    boolean revoke() {
+        return abortOpening(Code.TARGET_NOT_ADVERTISED) || close(Code.TARGET_NOT_ADVERTISED);
     }
 
     /**
@@ -381,9 +381,9 @@ final class DataStream {
      * Ends an open stream once: resets the HTTP/2 stream, closes the socket, and reports
      * {@code stream_closed} with {@code code} unless it is null.
      */
-    private void close(Code code) {
+    private boolean close(Code code) {
         if (!state.compareAndSet(State.OPEN, State.CLOSED)) {
-            return;
+            return false;
         }
         ChunkQueue q = queue;
         if (q != null) {
@@ -418,6 +418,7 @@ final class DataStream {
                     + " bytes_to_router=" + bytesToRouter.get() + " bytes_to_publisher=" + bytesToPublisher.get());
         }
         session.streamEnded(this, true);
+        return true;
     }
 
     private static void closeQuietly(Socket s) {
