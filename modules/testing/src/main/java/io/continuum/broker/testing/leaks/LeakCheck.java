@@ -43,7 +43,7 @@ public final class LeakCheck implements BeforeEachCallback, AfterEachCallback {
     /** JVM and JDK threads that come and go on their own; never a leak of the code under test. */
     public static final String JDK_THREADS = "ForkJoinPool.*|Common-Cleaner|Reference Handler|Finalizer"
             + "|Signal Dispatcher|Attach Listener|Notification Thread|process reaper.*|VirtualThread-unblocker"
-            + "|VirtualThread-unparker|.*-Poller|Cleaner-\\d+|InnocuousThread-\\d+|Keep-Alive-Timer"
+            + "|VirtualThread-unparker|.*Poller.*|Cleaner-\\d+|InnocuousThread-\\d+|Keep-Alive-Timer"
             + "|surefire-.*|junit-.*|JFR .*|Monitor Deflation Thread|Sweeper thread|Service Thread"
             + "|HttpClient-\\d+-SelectorManager|Timer-\\d+";
     /** Descriptor targets that are not resources of the code under test. */
