@@ -9,9 +9,11 @@ import java.util.random.RandomGenerator;
 
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
-import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.router.RawH2Peer;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
@@ -24,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * raw HTTP/2 peer, frame by frame, because Helidon's server does not end a response whose request
  * body is still open.
  */
+@ExtendWith(LeakCheck.class)
 class RouterClosedTest {
     @Test
     void endStreamOnTheSessionResponseIsRouterClosed() throws Exception {
@@ -47,8 +50,11 @@ class RouterClosedTest {
                     .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
                     .build();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, new HelidonBusConnector(),
+            TrackingConnector connector = new TrackingConnector();
+            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
                     RandomGenerator.getDefault())) {
+                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
+                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
                 broker.start();
                 RawH2Peer.Connection first = router.accept(WAIT);
                 first.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
