@@ -12,9 +12,15 @@ module io.continuum.broker.testing {
     requires org.bouncycastle.provider;
     requires org.zeromq.jeromq;
     requires java.logging;
+    requires java.management;
+    requires jdk.management;
+    // The JUnit extensions (leaks, secrets) are used by tests only; demo code never loads them.
+    requires static org.junit.jupiter.api;
 
     exports io.continuum.broker.testing.pki;
     exports io.continuum.broker.testing.kube;
     exports io.continuum.broker.testing.router;
     exports io.continuum.broker.testing.bus;
+    exports io.continuum.broker.testing.leaks;
+    exports io.continuum.broker.testing.secrets;
 }

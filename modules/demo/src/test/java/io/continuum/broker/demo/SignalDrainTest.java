@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,6 +21,7 @@ import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
+import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,9 +73,13 @@ class SignalDrainTest {
     }
 
     @AfterEach
-    void tearDown() throws IOException {
+    void tearDown() throws IOException, InterruptedException {
         if (child != null && child.isAlive()) {
-            child.destroyForcibly();
+            child.destroyForcibly().waitFor(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+        if (child != null) {
+            // The child's output is its own process's: the test-wide scan cannot see it, so it is read here.
+            Secrets.assertAbsent("the broker's log", log());
         }
         router.close();
         kube.close();
@@ -101,6 +110,7 @@ class SignalDrainTest {
     void sigtermDrainsTheOpenStreamThenExitsZero() throws Exception {
         RouterSession session = startBrokerWithOneOpenStream();
         Socket upstream = publisher.accept();
+        credentialAppearsInNoObservabilityBody();
         child.destroy(); // SIGTERM
         Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(60_000, draining.deadlineMs());
@@ -122,6 +132,20 @@ class SignalDrainTest {
         child.destroy();
         assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), log());
         assertEquals(128 + 15, child.exitValue(), log());
+    }
+
+    /** R-SEC-14 with a live session and an open stream: no endpoint body shows the credential. */
+    private void credentialAppearsInNoObservabilityBody() throws Exception {
+        java.util.regex.Matcher port = java.util.regex.Pattern.compile("event=started metrics_port=(\\d+)")
+                .matcher(log());
+        assertTrue(port.find(), log());
+        HttpClient http = HttpClient.newHttpClient();
+        for (String path : List.of("/metrics", "/readyz", "/statusz", "/healthz")) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port.group(1) + path)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), path + ": " + r.body());
+            Secrets.assertAbsent("GET " + path, r.body());
+        }
     }
 
     private String log() throws IOException {

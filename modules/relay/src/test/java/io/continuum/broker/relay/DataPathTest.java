@@ -13,8 +13,10 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -28,6 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The data path of bus-protocol-v1.md sections 2, 5 and 6 against a real router over TLS and
  * HTTP/2, with real loopback publisher sockets (R-BEH 2, 4, 5, 9).
  */
+@ExtendWith(LeakCheck.class)
+@LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class DataPathTest {
     private BrokerHarness h;
 

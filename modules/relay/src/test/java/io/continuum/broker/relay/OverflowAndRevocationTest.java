@@ -7,7 +7,9 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -20,6 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * R-BUF 1-4: a router that stops reading one stream overflows that stream's budget without ever
  * blocking the publisher or the other streams; and bus-protocol-v1.md section 6, revocation.
  */
+@ExtendWith(LeakCheck.class)
+@LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class OverflowAndRevocationTest {
     @Test
     void anUnreadStreamOverflowsAloneWhileAnotherKeepsFlowing() throws Exception {

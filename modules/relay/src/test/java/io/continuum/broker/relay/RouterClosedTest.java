@@ -5,9 +5,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.random.RandomGenerator;
 
-import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.router.RawH2Peer;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
@@ -20,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * raw HTTP/2 peer, frame by frame, because Helidon's server does not end a response whose request
  * body is still open.
  */
+@ExtendWith(LeakCheck.class)
 class RouterClosedTest {
     @Test
     void endStreamOnTheSessionResponseIsRouterClosed() throws Exception {
@@ -43,8 +46,11 @@ class RouterClosedTest {
                     .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
                     .build();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, new HelidonBusConnector(),
+            TrackingConnector connector = new TrackingConnector();
+            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
                     RandomGenerator.getDefault())) {
+                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
+                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
                 broker.start();
                 RawRouter first = RawRouter.acceptSession(router, WAIT);
                 await(metrics::connected, "welcomed");

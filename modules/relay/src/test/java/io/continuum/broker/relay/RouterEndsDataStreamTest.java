@@ -19,9 +19,11 @@ import java.util.random.RandomGenerator;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * bus-protocol-v1.md section 6, "Router ends the response body: the client half-closes (shutdownOutput) the
@@ -29,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * server resets a stream whose response has ended instead of reading the rest of its request body, so with it
  * the second half of the rule cannot be observed.
  */
+@ExtendWith(LeakCheck.class)
 class RouterEndsDataStreamTest {
 
     @Test
@@ -42,8 +45,11 @@ class RouterEndsDataStreamTest {
                     .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
                     .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, new HelidonBusConnector(),
+            TrackingConnector connector = new TrackingConnector();
+            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
                     RandomGenerator.getDefault())) {
+                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
+                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
                 broker.start();
                 try (RawRouter router = RawRouter.acceptSession(peer, WAIT)) {
                     router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());

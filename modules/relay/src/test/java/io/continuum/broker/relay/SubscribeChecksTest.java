@@ -12,8 +12,10 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -25,6 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * R-SEC 10): each refusal answers {@code stream_refused} with its code, counts in
  * {@code refusals_total{code}}, and dials nothing.
  */
+@ExtendWith(LeakCheck.class)
+@LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SubscribeChecksTest {
     private BrokerHarness h;
 

@@ -11,7 +11,9 @@ import java.util.List;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -26,6 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * publisher side, the broker, TLS HTTP/2, the router, a loopback bridge, SUB on the router side.
  * The broker never parses ZMTP; the subscription travels router to publisher, the messages back.
  */
+@ExtendWith(LeakCheck.class)
+@LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class ZmqThroughTunnelTest {
     @Test
     void aSubscriberBehindTheRouterReceivesExactlyWhatItSubscribedToInOrder() throws Exception {
@@ -45,6 +49,7 @@ class ZmqThroughTunnelTest {
             sub.setReceiveTimeOut((int) WAIT.toMillis());
             sub.connect("tcp://127.0.0.1:" + bridge.getLocalPort());
             Socket accepted = bridge.accept();
+            h.closeAtEnd(accepted);
             stream.bridge(accepted);
 
             // PUB/SUB joins asynchronously: publish a marker until the first one arrives.

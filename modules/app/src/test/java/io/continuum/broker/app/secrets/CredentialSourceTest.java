@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.Map;
 
 import io.continuum.broker.app.config.CredentialLocation;
+import io.continuum.broker.testing.secrets.Secrets;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * file (one trailing LF or CRLF stripped) or a variable, re-read at every load, and never shown.
  */
 class CredentialSourceTest {
-    private static final String SECRET = "s3cr3t-" + "A".repeat(40) + "-end";
+    private static final String SECRET = Secrets.register("s3cr3t-" + "A".repeat(40) + "-end");
 
     @TempDir
     Path dir;

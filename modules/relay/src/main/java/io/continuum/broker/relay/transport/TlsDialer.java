@@ -8,13 +8,19 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
@@ -83,8 +89,8 @@ final class TlsDialer {
             String alpn = tls.getApplicationProtocol();
             if (!"h2".equals(alpn)) {
                 throw new BusConnectException(BusConnectException.Kind.TLS,
-                        "server did not select ALPN h2 (got " + (alpn == null || alpn.isEmpty() ? "none" : alpn) + ")",
-                        null);
+                        "no ALPN h2: the server selected " + (alpn == null || alpn.isEmpty() ? "no protocol" : alpn)
+                                + " (the bus needs HTTP/2)", null);
             }
             tcp.setSoTimeout(0);
             return new Dialed(tcp, tls);
@@ -95,12 +101,75 @@ final class TlsDialer {
         } catch (IOException | IllegalArgumentException e) {
             closeQuietly(tls);
             closeQuietly(tcp);
-            throw new BusConnectException(BusConnectException.Kind.TLS, "TLS handshake failed: " + e.getMessage(), e);
+            throw new BusConnectException(BusConnectException.Kind.TLS,
+                    describeFailure(e, endpoint.verifiedName()) + " (TLS handshake failed: " + e.getMessage() + ")",
+                    e);
         } catch (BusConnectException e) {
             closeQuietly(tls);
             closeQuietly(tcp);
             throw e;
         }
+    }
+
+    // Names what failed in words an operator can act on, first in the log line (the JDK's own message, which
+    // follows, is long and often says only "PKIX path validation failed"). Reads only exception types,
+    // certificate-path reasons and the JDK's alert texts: nothing here can carry a header value or a credential.
+    /**
+     * @param failure      what the handshake threw
+     * @param verifiedName the name the certificate was checked against ({@code tls_server_name} or the URL host)
+     * @return a short description, e.g. {@code "server certificate expired"}
+     */
+    static String describeFailure(Throwable failure, String verifiedName) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof CertificateExpiredException) {
+                return "server certificate expired";
+            }
+            if (t instanceof CertificateNotYetValidException) {
+                return "server certificate not yet valid";
+            }
+            if (t instanceof CertPathValidatorException v) {
+                if (v.getReason() == CertPathValidatorException.BasicReason.EXPIRED) {
+                    return "server certificate expired";
+                }
+                if (v.getReason() == CertPathValidatorException.BasicReason.NOT_YET_VALID) {
+                    return "server certificate not yet valid";
+                }
+            }
+        }
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = String.valueOf(t.getMessage());
+            if (t instanceof CertPathBuilderException || message.contains("PKIX path building failed")) {
+                return "server certificate not trusted: no path to the configured CA (wrong CA?)";
+            }
+        }
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = String.valueOf(t.getMessage());
+            String lower = message.toLowerCase(Locale.ROOT);
+            if (lower.contains("no subject alternative") || lower.contains("no name matching")) {
+                return "name mismatch: the server certificate is not valid for " + verifiedName;
+            }
+            if (lower.contains("no_application_protocol") || lower.contains("no application protocol")) {
+                return "no ALPN h2: the server offers no protocol in common with h2 (the bus needs HTTP/2)";
+            }
+            if (lower.contains("protocol_version") || lower.contains("no appropriate protocol")
+                    || lower.contains("not accepted by client preferences")) {
+                return "no common TLS version: the broker speaks TLS 1.3 and 1.2 only";
+            }
+            if (lower.contains("unsupported or unrecognized ssl message")
+                    || lower.contains("plaintext connection")) {
+                return "not a TLS server: the peer answered in plaintext (an HTTP/1.1 server on the bus port?)";
+            }
+            if (lower.contains("certificate_unknown") || lower.contains("bad_certificate")) {
+                return "server certificate rejected";
+            }
+        }
+        if (failure instanceof SSLHandshakeException) {
+            return "TLS handshake refused";
+        }
+        if (failure instanceof java.io.EOFException || String.valueOf(failure.getMessage()).contains("closed")) {
+            return "connection closed during the TLS handshake";
+        }
+        return "TLS handshake error";
     }
 
     static SSLContext sslContext(TlsTrust trust) throws BusConnectException {

@@ -67,7 +67,11 @@ class SsrfMatrixTest {
                     .map("mapped.publisher.test", List.of(mappedKeptAsIpv6))
                     .map("nat64-loopback.publisher.test", "64:ff9b::7f00:1")
                     .map("all-blocked.publisher.test", "169.254.169.254", "::1", "127.0.0.1", "0.0.0.0", "fe80::1")
-                    .map("mixed.publisher.test", "169.254.169.254", "::1", "192.0.2.1", "127.0.0.1");
+                    .map("mixed.publisher.test", "169.254.169.254", "::1", "192.0.2.1", "127.0.0.1")
+                    .map("mixed-none-allowed.publisher.test", "169.254.169.254", "127.0.0.2", "::1")
+                    .map("loopback-2.publisher.test", "127.0.0.2")
+                    .map("unspecified.publisher.test", "0.0.0.0")
+                    .map("compatible.publisher.test", "::7f00:1");
         } catch (UnknownHostException e) {
             throw new AssertionError(e);
         }
@@ -111,10 +115,29 @@ class SsrfMatrixTest {
                 refused("IPv6 in brackets", "::1/128", "[::1]", Code.UNSUPPORTED_TARGET, "invalid host"),
                 refused("IPv6 with zone id", "fe80::/10", "fe80::1%1", Code.UNSUPPORTED_TARGET, "invalid host"),
                 refused("empty host", "", "", Code.UNSUPPORTED_TARGET, "invalid host"),
+                // the same special addresses in other spellings
+                refused("IPv6 loopback, uncompressed", "", "0:0:0:0:0:0:0:1", Code.TARGET_NOT_ALLOWED, "loopback"),
+                refused("IPv4-mapped loopback, hex", "", "::ffff:7f00:1", Code.TARGET_NOT_ALLOWED, "loopback"),
+                refused("IPv4-compatible loopback, hex", "", "::7f00:1", Code.TARGET_NOT_ALLOWED, "loopback"),
+                refused("IPv4-mapped unspecified", "", "::ffff:0.0.0.0", Code.TARGET_NOT_ALLOWED, "unspecified"),
+                refused("IPv4-mapped broadcast", "", "::ffff:255.255.255.255", Code.TARGET_NOT_ALLOWED, "broadcast"),
+                refused("IPv4-mapped multicast", "", "::ffff:239.1.2.3", Code.TARGET_NOT_ALLOWED, "multicast"),
+                refused("IPv4 multicast, top of the range", "", "239.255.255.255", Code.TARGET_NOT_ALLOWED, "multicast"),
+                refused("IPv4 link-local, top of the range", "", "169.254.255.255", Code.TARGET_NOT_ALLOWED,
+                        "link-local"),
+                refused("IPv6 link-local, other address of fe80::/10", "", "febf::1", Code.TARGET_NOT_ALLOWED,
+                        "link-local"),
+                refused("hex IPv4, four parts", "127.0.0.0/8", "0x7f.0x0.0x0.0x1", Code.UNSUPPORTED_TARGET,
+                        "invalid host"),
+                refused("octal IPv4, four padded parts", "127.0.0.0/8", "0177.0000.0000.0001", Code.UNSUPPORTED_TARGET,
+                        "invalid host"),
+                refused("decimal IPv4 beyond 32 bits", "127.0.0.0/8", "4294967297", Code.UNSUPPORTED_TARGET,
+                        "invalid host"),
                 // row 4: ports
                 refusedPort("port 0", 0),
                 refusedPort("port 65536", 65536),
                 refusedPort("port -1", -1),
+                refusedPort("port 70000", 70000),
                 // R-SEC 7: DNS answers are filtered like literals
                 refused("DNS name resolving to loopback", "", "loopback.publisher.test", Code.TARGET_NOT_ALLOWED, "loopback"),
                 refused("DNS name resolving to IPv6 loopback", "", "v6-loopback.publisher.test", Code.TARGET_NOT_ALLOWED,
@@ -131,6 +154,14 @@ class SsrfMatrixTest {
                         "loopback"),
                 refused("DNS name resolving only to blocked addresses", "", "all-blocked.publisher.test",
                         Code.TARGET_NOT_ALLOWED, "link-local, loopback, unspecified"),
+                refused("DNS name resolving to 0.0.0.0", "", "unspecified.publisher.test", Code.TARGET_NOT_ALLOWED,
+                        "unspecified"),
+                refused("DNS answer IPv4-compatible ::7f00:1", "", "compatible.publisher.test", Code.TARGET_NOT_ALLOWED,
+                        "loopback"),
+                refused("DNS name to a mix, none of it allowed", "127.0.0.1/32", "mixed-none-allowed.publisher.test",
+                        Code.TARGET_NOT_ALLOWED, "loopback"),
+                refused("127.0.0.1/32 does not unblock a DNS name resolving to 127.0.0.2", "127.0.0.1/32",
+                        "loopback-2.publisher.test", Code.TARGET_NOT_ALLOWED, "loopback"),
                 refused("DNS name that does not resolve", "", "nowhere.publisher.test", Code.UPSTREAM_CONNECT_FAILED,
                         "DNS"),
                 // R-SEC 8: allowed_cidrs edge cases
@@ -139,6 +170,21 @@ class SsrfMatrixTest {
                 refused("::/0 does not unblock IPv6 loopback", "0.0.0.0/0 ::/0", "::1", Code.TARGET_NOT_ALLOWED,
                         "loopback"),
                 refused("::/0 does not unblock IPv4-mapped loopback", "::/0", "::ffff:127.0.0.1",
+                        Code.TARGET_NOT_ALLOWED, "loopback"),
+                refused("0.0.0.0/0 does not unblock 0.0.0.0", "0.0.0.0/0 ::/0", "0.0.0.0", Code.TARGET_NOT_ALLOWED,
+                        "unspecified"),
+                refused("::/0 does not unblock ::", "0.0.0.0/0 ::/0", "::", Code.TARGET_NOT_ALLOWED, "unspecified"),
+                refused("0.0.0.0/0 does not unblock the metadata address", "0.0.0.0/0 ::/0", "169.254.169.254",
+                        Code.TARGET_NOT_ALLOWED, "link-local"),
+                refused("0.0.0.0/0 does not unblock multicast", "0.0.0.0/0", "224.0.0.1", Code.TARGET_NOT_ALLOWED,
+                        "multicast"),
+                refused("0.0.0.0/0 does not unblock broadcast", "0.0.0.0/0", "255.255.255.255", Code.TARGET_NOT_ALLOWED,
+                        "broadcast"),
+                refused("::/0 does not unblock fd00:ec2::254", "::/0", "fd00:ec2::254", Code.TARGET_NOT_ALLOWED,
+                        "cloud-metadata"),
+                refused("::/0 does not unblock IPv6 link-local", "::/0", "fe80::1", Code.TARGET_NOT_ALLOWED,
+                        "link-local"),
+                refused("169.254.0.0/16 does not unblock loopback", "169.254.0.0/16", "127.0.0.1",
                         Code.TARGET_NOT_ALLOWED, "loopback"),
                 refused("127.0.0.1/32 does not unblock 127.0.0.2", "127.0.0.1/32", "127.0.0.2", Code.TARGET_NOT_ALLOWED,
                         "loopback"),
@@ -160,6 +206,44 @@ class SsrfMatrixTest {
                 connected("DNS name to an unblocked address", "127.0.0.0/8", "loopback.publisher.test", "127.0.0.1"),
                 connected("DNS name to a mix: only the allowed address is dialed", "127.0.0.0/8", "mixed.publisher.test",
                         "127.0.0.1"));
+    }
+
+    /**
+     * Rows 5-7 (R-SEC checks 2-4): targets the address filter would let through (loopback is allowed here) but
+     * that are not advertised for a covered namespace. Refused with {@code target_not_advertised}, nothing dialed.
+     */
+    static Stream<Arguments> notAdvertised() {
+        return Stream.of(
+                Arguments.of("namespace not covered, advertised there", "other-namespace", "other-namespace",
+                        "127.0.0.1", "127.0.0.1", 0, true),
+                Arguments.of("covered namespace, advertised only in another", NS, "dynamo-canary", "127.0.0.1",
+                        "127.0.0.1", 0, true),
+                Arguments.of("advertised host, another port", NS, NS, "127.0.0.1", "127.0.0.1", 1, true),
+                Arguments.of("advertised name, subscribed by its address", NS, NS, "loopback.publisher.test",
+                        "127.0.0.1", 0, true),
+                Arguments.of("view not synced yet", NS, NS, "127.0.0.1", "127.0.0.1", 0, false));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("notAdvertised")
+    void notAdvertisedTargetsAreNeverDialed(String name, String targetNamespace, String advertisedNamespace,
+                                            String advertisedHost, String targetHost, int portOffset, boolean synced)
+            throws Exception {
+        RecordingConnector connector = new RecordingConnector();
+        KeySetView view = new KeySetView(synced).advertise(advertisedNamespace, advertisedHost, listener.port());
+        TargetCheck check = new TargetCheck(Set.of(NS, "dynamo-canary"), view,
+                new TargetResolver(dns(), Duration.ofSeconds(5)),
+                new UpstreamDialer(AddressFilter.of(List.of("127.0.0.0/8", "::1/128")), Duration.ofSeconds(5),
+                        Duration.ofSeconds(10), 4, SocketSettings.DEFAULTS, connector));
+
+        int port = listener.port() + portOffset > 65535 ? listener.port() - 1 : listener.port() + portOffset;
+        Outcome outcome = check.start(new Target.ZmqTcp(targetNamespace, targetHost, port))
+                .await(Duration.ofSeconds(30));
+
+        Outcome.Refused refusal = assertInstanceOf(Outcome.Refused.class, outcome);
+        assertEquals(Code.TARGET_NOT_ADVERTISED, refusal.code(), refusal.reason());
+        assertEquals(List.of(), connector.attempts, "no TCP connect attempted to any address");
+        assertEquals(List.of(), listener.acceptedBeforeSentinel(), "no connection reached this host");
     }
 
     private static Arguments refused(String name, String allowed, String host, Code code, String reason) {

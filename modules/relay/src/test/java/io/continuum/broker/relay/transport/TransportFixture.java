@@ -11,12 +11,13 @@ import java.util.function.BooleanSupplier;
 
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
+import io.continuum.broker.testing.secrets.Secrets;
 
 /** Shared set-up for transport tests: one ephemeral PKI per JVM, endpoints, payload patterns. */
 final class TransportFixture {
     static final EphemeralPki PKI = EphemeralPki.create();
     static final ServerIdentity SERVER = PKI.localhostServer();
-    static final String CREDENTIAL = "s3cr3t-credential-0123456789abcdef0123";
+    static final String CREDENTIAL = Secrets.register("s3cr3t-credential-0123456789abcdef0123");
     static final Duration WAIT = Duration.ofSeconds(20);
 
     private TransportFixture() {

@@ -469,12 +469,16 @@ public final class InProcessRouter implements AutoCloseable {
         }
 
         /**
-         * The credential the router accepts (null accepts any).
+         * The credential the router accepts (null accepts any). It is registered with
+         * {@link io.continuum.broker.testing.secrets.Secrets}: from now on it must appear in no log or output.
          *
          * @param credential credential
          * @return this
          */
         public Builder credential(String credential) {
+            if (credential != null) {
+                io.continuum.broker.testing.secrets.Secrets.register(credential);
+            }
             this.credential = credential;
             return this;
         }

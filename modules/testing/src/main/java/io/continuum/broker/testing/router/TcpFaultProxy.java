@@ -66,11 +66,24 @@ public final class TcpFaultProxy implements AutoCloseable {
             try {
                 Socket client = listener.accept();
                 Socket server = new Socket();
-                server.setTcpNoDelay(true);
-                client.setTcpNoDelay(true);
-                server.connect(target, 5_000);
+                try {
+                    server.setTcpNoDelay(true);
+                    client.setTcpNoDelay(true);
+                    server.connect(target, 5_000);
+                } catch (IOException e) {
+                    // the target is gone (closed before the proxy): hang up on the client too, leak neither
+                    close(client);
+                    close(server);
+                    throw e;
+                }
                 sockets.add(client);
                 sockets.add(server);
+                if (closed) {
+                    // close() ran while this connection was being set up: its cutAll() did not see it
+                    close(client);
+                    close(server);
+                    return;
+                }
                 Thread.ofVirtual().name("fault-proxy-up").start(() -> pump(client, server));
                 Thread.ofVirtual().name("fault-proxy-down").start(() -> pump(server, client));
             } catch (IOException e) {

@@ -1,0 +1,312 @@
+package io.continuum.broker.relay;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.random.RandomGenerator;
+
+import javax.net.ssl.SSLServerSocket;
+import javax.net.ssl.SSLSocket;
+
+import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.pki.LegacyTlsServer;
+import io.continuum.broker.testing.pki.ServerIdentity;
+import io.continuum.broker.testing.secrets.Secrets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * TLS failures at the broker level (issue #10; R-BEH 6, R-SEC 13, bus-protocol-v1.md sections 1 and 4 item 4):
+ * a router the broker must not trust, or cannot speak HTTP/2 over TLS 1.2+ with, fails the attempt with a log
+ * line that says what failed, counts {@code session_attempts_total{result="failed"}} and
+ * {@code session_ends_total{reason="connect_failed"}}, and the next attempt waits for the backoff. Every bad router
+ * is a real JDK server socket on loopback (the TLS 1.1 one in a child JVM, see {@link LegacyTlsServer}).
+ */
+@ExtendWith(LeakCheck.class)
+class TlsFailuresTest {
+    private static final EphemeralPki PKI = BrokerHarness.PKI;
+    /** initial == max: every delay is exactly this long, so each gap between attempts must be at least this. */
+    private static final Duration BACKOFF = Duration.ofMillis(300);
+    private static final int ATTEMPTS = 3;
+
+    @Test
+    void aRouterCertificateFromAnotherCaIsNotTrusted() throws Exception {
+        ServerIdentity stranger = EphemeralPki.create("some-other-ca").localhostServer();
+        try (BusPortServer router = BusPortServer.tls(stranger, "h2")) {
+            failsAndBacksOff(router, c -> c, "server certificate not trusted");
+        }
+    }
+
+    @Test
+    void anExpiredRouterCertificateFails() throws Exception {
+        Instant now = Instant.now();
+        ServerIdentity expired = PKI.server(List.of("localhost"), now.minus(Duration.ofDays(3)),
+                now.minus(Duration.ofDays(1)));
+        try (BusPortServer router = BusPortServer.tls(expired, "h2")) {
+            failsAndBacksOff(router, c -> c, "server certificate expired");
+        }
+    }
+
+    @Test
+    void aNotYetValidRouterCertificateFails() throws Exception {
+        Instant now = Instant.now();
+        ServerIdentity notYet = PKI.server(List.of("localhost"), now.plus(Duration.ofDays(1)),
+                now.plus(Duration.ofDays(3)));
+        try (BusPortServer router = BusPortServer.tls(notYet, "h2")) {
+            failsAndBacksOff(router, c -> c, "server certificate not yet valid");
+        }
+    }
+
+    @Test
+    void aCertificateForAnotherNameThanTlsServerNameFails() throws Exception {
+        try (BusPortServer router = BusPortServer.tls(PKI.localhostServer(), "h2")) {
+            failsAndBacksOff(router, c -> c.tlsServerName("router.example"),
+                    "name mismatch: the server certificate is not valid for router.example");
+        }
+    }
+
+    @Test
+    void aRouterOfferingOnlyHttp11OverAlpnFails() throws Exception {
+        try (BusPortServer router = BusPortServer.tls(PKI.localhostServer(), "http/1.1")) {
+            failsAndBacksOff(router, c -> c, "no ALPN h2");
+        }
+    }
+
+    @Test
+    void aRouterWithoutAlpnFails() throws Exception {
+        try (BusPortServer router = BusPortServer.tls(PKI.localhostServer())) {
+            failsAndBacksOff(router, c -> c, "no ALPN h2: the server selected no protocol");
+        }
+    }
+
+    @Test
+    void aPlaintextHttp11ServerOnTheBusPortFails() throws Exception {
+        try (BusPortServer router = BusPortServer.plaintextHttp11()) {
+            failsAndBacksOff(router, c -> c, "not a TLS server");
+        }
+    }
+
+    @Test
+    void aRouterSpeakingOnlyTls11Fails() throws Exception {
+        try (LegacyTlsServer legacy = LegacyTlsServer.start(PKI.localhostServer(), "TLSv1.1")) {
+            failsAndBacksOff(new Accepts() {
+                @Override
+                public URI url() {
+                    return legacy.busUrl();
+                }
+
+                @Override
+                public long awaitAccept() {
+                    return legacy.awaitAccept(BrokerHarness.WAIT);
+                }
+            }, c -> c, "no common TLS version");
+        }
+    }
+
+    /** Where the broker dials, and when each of its connections arrived (monotonic nanoseconds). */
+    private interface Accepts {
+        URI url();
+
+        long awaitAccept();
+    }
+
+    private static void failsAndBacksOff(Accepts router, UnaryOperator<RelayConfig.Builder> config, String what)
+            throws Exception {
+        CountingMetrics metrics = new CountingMetrics();
+        RelayConfig.Builder b = RelayConfig.builder()
+                .busUrl(router.url())
+                .caBundle(PKI::caPem)
+                .credential(() -> BrokerHarness.CREDENTIAL)
+                .clientId("broker-a")
+                .kubernetesNamespace("gpu-serving")
+                .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE))
+                .reconnectBackoff(BACKOFF, BACKOFF)
+                .busConnectTimeout(Duration.ofSeconds(10));
+        Secrets.register(BrokerHarness.CREDENTIAL);
+        try (LogLines logs = LogLines.capture("io.continuum.broker.relay");
+             EventBroker broker = EventBroker.create(config.apply(b).build(), new MutableView().synced(true), metrics,
+                     new HelidonBusConnector(), RandomGenerator.getDefault())) {
+            broker.start();
+            List<Long> accepts = new ArrayList<>();
+            for (int i = 0; i < ATTEMPTS; i++) {
+                accepts.add(router.awaitAccept());
+            }
+            String ended = logs.await(l -> l.contains("event=session_ended") && l.contains("reason=connect_failed"));
+            assertTrue(ended.contains("result=failed") && ended.contains(what),
+                    "the log line says what failed (" + what + "): " + ended);
+            String scheduled = logs.await(l -> l.contains("event=reconnect_scheduled"));
+            assertTrue(scheduled.contains("delay_ms=" + BACKOFF.toMillis()) && scheduled.contains("after=connect_failed"),
+                    scheduled);
+            BrokerHarness.await(() -> metrics.get("session_attempts_total{result=failed}") >= ATTEMPTS - 1
+                    && metrics.get("session_ends_total{reason=connect_failed}") >= ATTEMPTS - 1, "failures counted");
+            assertEquals(0, metrics.get("session_attempts_total{result=welcomed}"));
+            assertEquals(0, metrics.get("session_attempts_total{result=refused}"));
+            for (int i = 1; i < accepts.size(); i++) {
+                long gap = accepts.get(i) - accepts.get(i - 1);
+                assertTrue(gap >= BACKOFF.toNanos(), "attempt " + (i + 1) + " came "
+                        + TimeUnit.NANOSECONDS.toMillis(gap) + " ms after the previous one, not after the "
+                        + BACKOFF.toMillis() + " ms backoff");
+            }
+        }
+    }
+
+    /** A JDK server socket on the bus port that is not a usable router; records when each connection arrives. */
+    private static final class BusPortServer implements Accepts, AutoCloseable {
+        private final ServerSocket server;
+        private final LinkedBlockingQueue<Long> accepts = new LinkedBlockingQueue<>();
+        private final List<Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final Thread acceptor;
+
+        private BusPortServer(ServerSocket server, SocketHandler handler) {
+            this.server = server;
+            this.acceptor = Thread.ofVirtual().name("bad-router-accept").start(() -> {
+                try {
+                    while (true) {
+                        Socket s = server.accept();
+                        accepts.add(System.nanoTime());
+                        sockets.add(s);
+                        Thread.ofVirtual().name("bad-router-conn").start(() -> {
+                            try (s) {
+                                s.setSoTimeout(20_000);
+                                handler.handle(s);
+                            } catch (IOException expected) {
+                                // the broker hangs up
+                            }
+                        });
+                    }
+                } catch (IOException closed) {
+                    // server closed
+                }
+            });
+        }
+
+        interface SocketHandler {
+            void handle(Socket s) throws IOException;
+        }
+
+        /** TLS with the given certificate, offering exactly these ALPN protocols (none: no ALPN at all). */
+        static BusPortServer tls(ServerIdentity identity, String... alpn) throws IOException {
+            SSLServerSocket listener = (SSLServerSocket) identity.serverContext().getServerSocketFactory()
+                    .createServerSocket(0, 16, InetAddress.getLoopbackAddress());
+            if (alpn.length > 0) {
+                var parameters = listener.getSSLParameters();
+                parameters.setApplicationProtocols(alpn);
+                listener.setSSLParameters(parameters);
+            }
+            return new BusPortServer(listener, s -> {
+                ((SSLSocket) s).startHandshake();
+                s.getInputStream().read();
+            });
+        }
+
+        /** A plaintext HTTP/1.1 server: answers whatever arrives with 400 and closes, as a web server would. */
+        static BusPortServer plaintextHttp11() throws IOException {
+            ServerSocket listener = new ServerSocket(0, 16, InetAddress.getLoopbackAddress());
+            return new BusPortServer(listener, s -> {
+                InputStream in = s.getInputStream();
+                in.read(new byte[4096]); // the TLS ClientHello, unreadable as a request line
+                OutputStream out = s.getOutputStream();
+                out.write(("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n"
+                        + "Connection: close\r\n\r\nBad Request").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            });
+        }
+
+        @Override
+        public URI url() {
+            return URI.create("https://localhost:" + server.getLocalPort());
+        }
+
+        @Override
+        public long awaitAccept() {
+            try {
+                Long at = accepts.poll(BrokerHarness.WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                if (at == null) {
+                    throw new AssertionError("the broker did not dial the bus port");
+                }
+                return at;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            for (Socket s : sockets) {
+                s.close();
+            }
+            try {
+                acceptor.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The relay's log lines while a test runs, as the operator would read them. */
+    private static final class LogLines extends Handler implements AutoCloseable {
+        private final Logger logger;
+        private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+
+        private LogLines(Logger logger) {
+            this.logger = logger;
+            setLevel(Level.ALL);
+        }
+
+        static LogLines capture(String name) {
+            LogLines l = new LogLines(Logger.getLogger(name));
+            l.logger.addHandler(l);
+            return l;
+        }
+
+        String await(java.util.function.Predicate<String> line) throws InterruptedException {
+            long deadline = System.nanoTime() + BrokerHarness.WAIT.toNanos();
+            while (true) {
+                String next = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (next == null) {
+                    throw new AssertionError("no such log line within " + BrokerHarness.WAIT);
+                }
+                if (line.test(next)) {
+                    return next;
+                }
+            }
+        }
+
+        @Override
+        public void publish(LogRecord record) {
+            lines.add(record.getMessage());
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
+        }
+    }
+}

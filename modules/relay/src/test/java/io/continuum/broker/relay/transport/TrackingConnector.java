@@ -1,0 +1,53 @@
+package io.continuum.broker.relay.transport;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The real Helidon connector, remembering every connection it opened so a leak check can ask, after the test,
+ * whether any is still open or still holds HTTP/2 stream slots.
+ */
+public final class TrackingConnector implements BusConnector {
+    private final HelidonBusConnector delegate;
+    private final List<HelidonBusConnection> connections = new CopyOnWriteArrayList<>();
+
+    /** With the production transport settings. */
+    public TrackingConnector() {
+        this(new HelidonBusConnector());
+    }
+
+    /**
+     * @param delegate the connector to track
+     */
+    public TrackingConnector(HelidonBusConnector delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public BusConnection connect(BusEndpoint endpoint) throws BusConnectException {
+        BusConnection c = delegate.connect(endpoint);
+        connections.add((HelidonBusConnection) c);
+        return c;
+    }
+
+    /**
+     * A dead connection's slot count is frozen where it was (its streams were all failed and dropped with it),
+     * so only open connections count.
+     *
+     * @return HTTP/2 stream slots in use on the connections that are still open
+     */
+    public long streamsInUse() {
+        return connections.stream().filter(HelidonBusConnection::isOpen)
+                .mapToLong(HelidonBusConnection::streamsInUse).sum();
+    }
+
+    /** @return connections opened so far that are still open */
+    public long openConnections() {
+        return connections.stream().filter(HelidonBusConnection::isOpen).count();
+    }
+
+    /** @return connections opened so far */
+    public int connectionsOpened() {
+        return connections.size();
+    }
+}
