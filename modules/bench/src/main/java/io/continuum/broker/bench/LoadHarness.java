@@ -127,6 +127,9 @@ public final class LoadHarness {
                 .credential(CREDENTIAL)
                 .maxConcurrentStreams(4_096)
                 .tcpNoDelay(!Boolean.getBoolean("bench.routerNagle"))
+                // 64 MiB connection window (as the broker opens its own): with Helidon's 65,535 bytes one
+                // withheld stream stalls every stream of the connection ("slow router", docs/benchmarks.md)
+                .connectionWindowIncrement(Integer.getInteger("bench.routerConnectionWindow", 64 << 20))
                 .sessionPolicy(hello -> hello == null ? null
                         : InProcessRouter.SessionAnswer.welcome(-1, -1, 4_096, -1, -1))
                 .start();
@@ -147,6 +150,11 @@ public final class LoadHarness {
         brokerIn = brokerProc.outputWriter(StandardCharsets.UTF_8);
         brokerOut = brokerProc.inputReader(StandardCharsets.UTF_8);
         String first = brokerOut.readLine();
+        // a profiler agent in the child (bench.brokerJavaOpts) may print a line of its own first
+        for (int skipped = 0; first != null && !"started".equals(first) && skipped < 10; skipped++) {
+            log("broker child: " + first);
+            first = brokerOut.readLine();
+        }
         if (!"started".equals(first)) {
             throw new IllegalStateException("broker child did not start: " + first + " (see " + work + "/broker.log)");
         }
@@ -772,7 +780,8 @@ public final class LoadHarness {
                     route.acceptNext();
                 }
                 join(pub, subs);
-                route.bridges[fast].paused.set(true); // the slow one
+                // the slow one (-Dbench.slowWithhold=false: the same load with all 5 flowing, a capacity control)
+                route.bridges[fast].paused.set(!"false".equals(System.getProperty("bench.slowWithhold")));
                 long slowId = route.ids[fast];
                 long[][] lat = new long[fast][total];
                 long[] count = new long[fast];

@@ -1,6 +1,7 @@
 package io.continuum.broker.relay.session;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -105,6 +106,80 @@ public final class ChunkQueue {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Chunks taken together by {@link #takeBatch}: their bytes joined in order, and how many chunks they were
+     * (each stays charged its length plus {@link #CHUNK_OVERHEAD_BYTES} until {@link #written(Batch)}).
+     *
+     * @param bytes  the chunks' bytes, in order
+     * @param chunks how many chunks
+     */
+    public record Batch(byte[] bytes, int chunks) {
+        long charge() {
+            return (long) bytes.length + (long) chunks * CHUNK_OVERHEAD_BYTES;
+        }
+    }
+
+    /**
+     * Takes the next chunk, waiting for one, together with every further chunk already queued while the total
+     * stays within {@code maxBytes} (a writer that fell behind then writes them in one go instead of one write
+     * per chunk). A single chunk is returned as it is, without a copy.
+     *
+     * @param maxBytes most bytes to join (a first chunk larger than this is returned alone)
+     * @return the batch, or null after {@link #end} once drained, or after {@link #close}
+     * @throws InterruptedException when interrupted
+     */
+    public Batch takeBatch(int maxBytes) throws InterruptedException {
+        lock.lock();
+        try {
+            while (chunks.isEmpty() && !ended && !closed) {
+                notEmpty.await();
+            }
+            if (closed || chunks.isEmpty()) {
+                return null;
+            }
+            byte[] first = chunks.pollFirst();
+            byte[] next = chunks.peekFirst();
+            if (next == null || first.length + next.length > maxBytes) {
+                return new Batch(first, 1);
+            }
+            int total = first.length;
+            int count = 0;
+            for (byte[] c : chunks) {
+                if (total + c.length > maxBytes) {
+                    break;
+                }
+                total += c.length;
+                count++;
+            }
+            byte[] joined = Arrays.copyOf(first, total);
+            int at = first.length;
+            for (int i = 0; i < count; i++) {
+                byte[] c = chunks.pollFirst();
+                System.arraycopy(c, 0, joined, at, c.length);
+                at += c.length;
+            }
+            return new Batch(joined, count + 1);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Returns a taken batch's charge once it has been handed to the HTTP/2 stream.
+     *
+     * @param batch the batch {@link #takeBatch} returned
+     */
+    public void written(Batch batch) {
+        long charge = batch.charge();
+        lock.lock();
+        try {
+            streamUsed -= charge;
+        } finally {
+            lock.unlock();
+        }
+        session.release(charge);
     }
 
     /**

@@ -226,17 +226,18 @@ final class DataStream {
         BusStream s = stream;
         try {
             while (true) {
-                byte[] chunk = q.take();
-                if (chunk == null) {
+                // a writer that fell behind takes every queued chunk (up to 64 KiB) in one write
+                ChunkQueue.Batch batch = q.takeBatch(READ_CHUNK_BYTES);
+                if (batch == null) {
                     break;
                 }
                 try {
-                    s.write(ByteBuffer.wrap(chunk));
+                    s.write(ByteBuffer.wrap(batch.bytes()));
                 } finally {
-                    q.written(chunk);
+                    q.written(batch);
                 }
-                bytesToRouter.addAndGet(chunk.length);
-                session.metrics().relayed(Direction.UPSTREAM_TO_ROUTER, chunk.length);
+                bytesToRouter.addAndGet(batch.bytes().length);
+                session.metrics().relayed(Direction.UPSTREAM_TO_ROUTER, batch.bytes().length);
             }
             if (q.isClosed() || state.get() != State.OPEN) {
                 return;

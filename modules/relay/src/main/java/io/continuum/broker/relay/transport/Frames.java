@@ -25,15 +25,19 @@ final class Frames {
     }
 
     static void writeHeader(byte[] target, int length, int type, int flags, int streamId) {
-        target[0] = (byte) (length >>> 16);
-        target[1] = (byte) (length >>> 8);
-        target[2] = (byte) length;
-        target[3] = (byte) type;
-        target[4] = (byte) flags;
-        target[5] = (byte) ((streamId >>> 24) & 0x7F);
-        target[6] = (byte) (streamId >>> 16);
-        target[7] = (byte) (streamId >>> 8);
-        target[8] = (byte) streamId;
+        writeHeader(target, 0, length, type, flags, streamId);
+    }
+
+    static void writeHeader(byte[] target, int at, int length, int type, int flags, int streamId) {
+        target[at] = (byte) (length >>> 16);
+        target[at + 1] = (byte) (length >>> 8);
+        target[at + 2] = (byte) length;
+        target[at + 3] = (byte) type;
+        target[at + 4] = (byte) flags;
+        target[at + 5] = (byte) ((streamId >>> 24) & 0x7F);
+        target[at + 6] = (byte) (streamId >>> 16);
+        target[at + 7] = (byte) (streamId >>> 8);
+        target[at + 8] = (byte) streamId;
     }
 
     static byte[] windowUpdate(int streamId, int increment) {

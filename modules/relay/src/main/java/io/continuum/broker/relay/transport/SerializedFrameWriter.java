@@ -29,6 +29,8 @@ final class SerializedFrameWriter implements DataWriter {
     private volatile boolean dead;
     private boolean prefaceSeen;
     private boolean inHeaderBlock;
+    /** Guarded by lock: where frames are assembled before their socket write. */
+    private byte[] scratch = new byte[Frames.HEADER_LENGTH + Frames.MAX_FRAME_PAYLOAD];
 
     SerializedFrameWriter(OutputStream out, Consumer<IOException> onFailure) {
         this.out = out;
@@ -108,23 +110,58 @@ final class SerializedFrameWriter implements DataWriter {
      */
     boolean writeOwnFrameUnless(java.util.function.BooleanSupplier skip, byte[] header, byte[] payload, int offset,
                                 int length) {
-        byte[] frame = new byte[header.length + length];
-        System.arraycopy(header, 0, frame, 0, header.length);
-        if (length > 0) {
-            System.arraycopy(payload, offset, frame, header.length, length);
-        }
         lock.lock();
         try {
             if (skip.getAsBoolean()) {
                 return false;
             }
-            send(frame);
+            if (length == 0) {
+                send(header, header.length);
+            } else {
+                byte[] frame = scratch(header.length + length);
+                System.arraycopy(header, 0, frame, 0, header.length);
+                System.arraycopy(payload, offset, frame, header.length, length);
+                send(frame, header.length + length);
+            }
             return true;
         } finally {
             lock.unlock();
         }
     }
 
+    /**
+     * Writes {@code length} bytes of {@code payload} as DATA frames of at most {@code maxFramePayload} bytes each
+     * (none with END_STREAM), all in one socket write, unless {@code skip} says so under the writer's lock. The
+     * frames are assembled in a buffer this writer reuses: no allocation per frame, and one TLS write (records
+     * of up to 16 KiB each) instead of one per frame.
+     *
+     * @return false if skipped
+     */
+    boolean writeDataUnless(java.util.function.BooleanSupplier skip, int streamId, byte[] payload, int offset,
+                            int length, int maxFramePayload) {
+        int frames = (length + maxFramePayload - 1) / maxFramePayload;
+        int total = length + frames * Frames.HEADER_LENGTH;
+        lock.lock();
+        try {
+            if (skip.getAsBoolean()) {
+                return false;
+            }
+            byte[] buffer = scratch(total);
+            int at = 0;
+            int done = 0;
+            while (done < length) {
+                int n = Math.min(maxFramePayload, length - done);
+                Frames.writeHeader(buffer, at, n, Frames.TYPE_DATA, 0, streamId);
+                System.arraycopy(payload, offset + done, buffer, at + Frames.HEADER_LENGTH, n);
+                at += Frames.HEADER_LENGTH + n;
+                done += n;
+            }
+            send(buffer, total);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
     /** @return how many WINDOW_UPDATE frames Helidon tried to write and were dropped */
     long droppedWindowUpdates() {
         return droppedWindowUpdates.get();
@@ -181,12 +218,24 @@ final class SerializedFrameWriter implements DataWriter {
         }
     }
 
+    /** Lock held: the reusable frame assembly buffer, at least {@code size} bytes. */
+    private byte[] scratch(int size) {
+        if (scratch.length < size) {
+            scratch = new byte[Math.max(size, scratch.length * 2)];
+        }
+        return scratch;
+    }
+
     private void send(byte[] bytes) {
+        send(bytes, bytes.length);
+    }
+
+    private void send(byte[] bytes, int length) {
         if (dead) {
             throw new UncheckedIOException(new IOException("bus connection is closed"));
         }
         try {
-            out.write(bytes);
+            out.write(bytes, 0, length);
             out.flush();
         } catch (IOException e) {
             onFailure.accept(e);

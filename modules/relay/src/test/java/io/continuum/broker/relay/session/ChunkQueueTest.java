@@ -118,4 +118,39 @@ class ChunkQueueTest {
         assertNull(queue.poll(1, TimeUnit.MILLISECONDS));
         assertFalse(queue.isFinished());
     }
+    @Test
+    void aBatchJoinsQueuedChunksInOrderUpToItsLimitAndKeepsEachChunksChargeUntilWritten() throws InterruptedException {
+        SessionBudget session = new SessionBudget(SessionBudget.DEFAULT_LIMIT_BYTES);
+        ChunkQueue queue = new ChunkQueue(1_048_576, session);
+        assertTrue(queue.offer(new byte[] {1, 2}));
+        assertTrue(queue.offer(new byte[] {3}));
+        assertTrue(queue.offer(new byte[] {4, 5}));
+        assertTrue(queue.offer(new byte[] {6}));
+        ChunkQueue.Batch batch = queue.takeBatch(5);
+        assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, batch.bytes(), "whole chunks, in order, at most 5 bytes");
+        assertEquals(3, batch.chunks());
+        assertEquals(6 + 4 * 64, session.usedBytes(), "taken chunks stay charged (R-BUF 3) until written");
+        queue.written(batch);
+        assertEquals(1 + 64, queue.usedBytes());
+        assertEquals(1 + 64, session.usedBytes());
+        queue.end();
+        ChunkQueue.Batch last = queue.takeBatch(5);
+        assertArrayEquals(new byte[] {6}, last.bytes());
+        queue.written(last);
+        assertNull(queue.takeBatch(5));
+        assertEquals(0, session.usedBytes());
+    }
+
+    @Test
+    void aLoneChunkOrOneOverTheLimitIsHandedOverAsItIs() throws InterruptedException {
+        ChunkQueue queue = new ChunkQueue(1_048_576, new SessionBudget(SessionBudget.DEFAULT_LIMIT_BYTES));
+        byte[] big = new byte[10];
+        byte[] next = new byte[1];
+        assertTrue(queue.offer(big));
+        assertTrue(queue.offer(next));
+        ChunkQueue.Batch first = queue.takeBatch(4);
+        assertTrue(first.bytes() == big, "not copied");
+        assertEquals(1, first.chunks());
+        assertTrue(queue.takeBatch(4).bytes() == next);
+    }
 }

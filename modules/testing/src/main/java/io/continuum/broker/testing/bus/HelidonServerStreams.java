@@ -10,6 +10,7 @@ import io.helidon.http.http2.Http2RstStream;
 import io.helidon.http.http2.Http2Settings;
 import io.helidon.http.http2.Http2Stream;
 import io.helidon.http.http2.Http2StreamWriter;
+import io.helidon.http.http2.Http2WindowUpdate;
 import io.helidon.webserver.http.ServerResponse;
 
 /**
@@ -29,6 +30,26 @@ final class HelidonServerStreams {
             flush.invoke(res);
         } catch (ReflectiveOperationException | RuntimeException e) {
             throw new IllegalStateException("cannot send the response head without a body byte", e);
+        }
+    }
+
+    /**
+     * Sends a connection-level WINDOW_UPDATE of {@code increment} on the response's connection. Helidon's
+     * server keeps its connection receive window equal to its stream window (65,535 here) and returns it
+     * only as handlers read, so one unread stream holds the whole connection: a router opens it, as
+     * bus-protocol-v1 section 6 asks of the client. Helidon's server does not police its inbound connection
+     * window, so its own later updates simply add to this one.
+     */
+    static void openConnectionWindow(ServerResponse res, int increment) {
+        try {
+            Object stream = field(res, "stream");
+            Object writer = field(stream, "writer");
+            Http2Settings settings = (Http2Settings) field(stream, "serverSettings");
+            Http2FrameData frame = new Http2WindowUpdate(increment)
+                    .toFrameData(settings, 0, Http2Flag.NoFlags.create());
+            ((Http2StreamWriter) writer).write(frame);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("cannot open the connection window", e);
         }
     }
 

@@ -46,6 +46,7 @@ public final class InProcessRouter implements AutoCloseable {
 
     private final WebServer server;
     private final String credential;
+    private final int connectionWindowIncrement;
     private final LinkedBlockingQueue<RouterSession> sessions = new LinkedBlockingQueue<>();
     private final Map<Long, LinkedBlockingQueue<RouterDataStream>> dataStreams = new ConcurrentHashMap<>();
     private final Set<Long> expected = ConcurrentHashMap.newKeySet();
@@ -148,6 +149,7 @@ public final class InProcessRouter implements AutoCloseable {
 
     private InProcessRouter(Builder b) {
         this.credential = b.credential;
+        this.connectionWindowIncrement = b.connectionWindowIncrement;
         this.sessionPolicy = b.sessionPolicy;
         Tls tls = Tls.builder()
                 .privateKey(b.privateKey)
@@ -292,6 +294,10 @@ public final class InProcessRouter implements AutoCloseable {
         if (!authorized(req)) {
             res.status(Status.UNAUTHORIZED_401).send();
             return;
+        }
+        if (connectionWindowIncrement > 0) {
+            // the session stream is the first on its connection: open the connection window once per connection
+            HelidonServerStreams.openConnectionWindow(res, connectionWindowIncrement);
         }
         InputStream in = req.content().inputStream();
         SessionPolicy policy = sessionPolicy;
@@ -450,6 +456,7 @@ public final class InProcessRouter implements AutoCloseable {
         private int port;
         private long maxConcurrentStreams = 8192;
         private boolean tcpNoDelay;
+        private int connectionWindowIncrement;
         private SessionPolicy sessionPolicy = hello -> hello == null ? null : SessionAnswer.welcome(-1, -1);
 
         private Builder() {
@@ -504,6 +511,24 @@ public final class InProcessRouter implements AutoCloseable {
          */
         public Builder tcpNoDelay(boolean on) {
             this.tcpNoDelay = on;
+            return this;
+        }
+
+        /**
+         * Opens each connection's receive window by {@code bytes} when its session stream arrives. Helidon's
+         * server keeps its connection window at its 65,535-byte stream window and returns it only as handlers
+         * read, so a single unread data stream stops every other stream of the connection (pinned from the
+         * client side by the relay's {@code StreamIsolationTest}). 0 (the default) leaves Helidon's behaviour;
+         * the load harness opens it, as a production router should (docs/protocol.md).
+         *
+         * @param bytes connection window increment, 0 for none
+         * @return this
+         */
+        public Builder connectionWindowIncrement(int bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("negative window increment");
+            }
+            this.connectionWindowIncrement = bytes;
             return this;
         }
 
