@@ -15,6 +15,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.relay.target.Connector;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.pki.EphemeralPki;
@@ -25,39 +26,48 @@ import io.continuum.broker.testing.pki.ServerIdentity;
  * A real broker against a real in-process router (TLS with an ephemeral CA, HTTP/2) and real
  * loopback publishers. One per test; {@link #close} tears everything down.
  */
-final class BrokerHarness implements AutoCloseable {
-    static final String CREDENTIAL = "test-credential-0123456789abcdef0123456789";
-    static final String NAMESPACE = "dynamo";
-    static final Duration WAIT = Duration.ofSeconds(20);
+public final class BrokerHarness implements AutoCloseable {
+    public static final String CREDENTIAL = "test-credential-0123456789abcdef0123456789";
+    public static final String NAMESPACE = "dynamo";
+    public static final Duration WAIT = Duration.ofSeconds(20);
 
-    static final EphemeralPki PKI = EphemeralPki.create();
-    static final ServerIdentity SERVER = PKI.localhostServer();
+    public static final EphemeralPki PKI = EphemeralPki.create();
+    public static final ServerIdentity SERVER = PKI.localhostServer();
 
-    final InProcessRouter router;
-    final MutableView view = new MutableView().synced(true);
-    final CountingMetrics metrics = new CountingMetrics();
-    final EventBroker broker;
+    public final InProcessRouter router;
+    public final MutableView view = new MutableView().synced(true);
+    public final CountingMetrics metrics = new CountingMetrics();
+    public final EventBroker broker;
     private final List<AutoCloseable> closeables = new CopyOnWriteArrayList<>();
     /** Every log record of the test, to prove the credential never reaches a log (R-SEC-14). */
     private final CredentialScan credentialScan = CredentialScan.install(CREDENTIAL);
 
     /** Between broker and router when the harness was built with one, so tests can cut the connection. */
-    final TcpFaultProxy proxy;
+    public final TcpFaultProxy proxy;
 
-    BrokerHarness() {
+    public BrokerHarness() {
         this(UnaryOperator.identity(), r -> r, false);
     }
 
-    BrokerHarness(boolean withProxy) {
+    public BrokerHarness(boolean withProxy) {
         this(UnaryOperator.identity(), r -> r, withProxy);
     }
 
-    BrokerHarness(UnaryOperator<RelayConfig.Builder> config, UnaryOperator<InProcessRouter.Builder> routerConfig) {
+    public BrokerHarness(UnaryOperator<RelayConfig.Builder> config,
+                         UnaryOperator<InProcessRouter.Builder> routerConfig) {
         this(config, routerConfig, false);
     }
 
-    BrokerHarness(UnaryOperator<RelayConfig.Builder> config, UnaryOperator<InProcessRouter.Builder> routerConfig,
-                  boolean withProxy) {
+    public BrokerHarness(UnaryOperator<RelayConfig.Builder> config,
+                         UnaryOperator<InProcessRouter.Builder> routerConfig, boolean withProxy) {
+        this(config, routerConfig, withProxy, Connector.SYSTEM);
+    }
+
+    /**
+     * @param upstream the publisher connect step (a wrapper that records dials; the connect itself stays real)
+     */
+    public BrokerHarness(UnaryOperator<RelayConfig.Builder> config,
+                         UnaryOperator<InProcessRouter.Builder> routerConfig, boolean withProxy, Connector upstream) {
         router = routerConfig.apply(InProcessRouter.builder()
                 .tls(SERVER.key(), List.of(SERVER.certificate()))
                 .credential(CREDENTIAL)).start();
@@ -78,16 +88,16 @@ final class BrokerHarness implements AutoCloseable {
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200))
                 .busConnectTimeout(Duration.ofSeconds(10));
         broker = EventBroker.create(config.apply(b).build(), view, metrics, new HelidonBusConnector(),
-                RandomGenerator.getDefault());
+                RandomGenerator.getDefault(), upstream);
     }
 
-    EventBroker start() {
+    public EventBroker start() {
         broker.start();
         return broker;
     }
 
     /** A loopback publisher the test drives by hand: accepts connections and hands them over. */
-    Publisher publisher() {
+    public Publisher publisher() {
         try {
             Publisher p = new Publisher(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
             closeables.add(p);
@@ -98,7 +108,7 @@ final class BrokerHarness implements AutoCloseable {
         }
     }
 
-    static void await(BooleanSupplier condition, String what) {
+    public static void await(BooleanSupplier condition, String what) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -132,12 +142,12 @@ final class BrokerHarness implements AutoCloseable {
     }
 
     /** A TCP listener standing in for a ZMQ publisher; the test reads and writes raw bytes. */
-    static final class Publisher implements AutoCloseable {
+    public static final class Publisher implements AutoCloseable {
         private final ServerSocket server;
         private final LinkedBlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
         private final Thread acceptor;
 
-        Publisher(ServerSocket server) {
+        public Publisher(ServerSocket server) {
             this.server = server;
             this.acceptor = Thread.ofVirtual().start(() -> {
                 try {
@@ -150,11 +160,11 @@ final class BrokerHarness implements AutoCloseable {
             });
         }
 
-        int port() {
+        public int port() {
             return server.getLocalPort();
         }
 
-        Socket awaitConnection() {
+        public Socket awaitConnection() {
             try {
                 Socket s = accepted.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 if (s == null) {
@@ -167,7 +177,7 @@ final class BrokerHarness implements AutoCloseable {
             }
         }
 
-        int pendingConnections() {
+        public int pendingConnections() {
             return accepted.size();
         }
 
