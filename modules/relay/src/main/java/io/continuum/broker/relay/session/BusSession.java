@@ -210,11 +210,22 @@ public final class BusSession {
                             "router ended the session stream before welcome");
                 }
                 int n = chunk.remaining();
-                List<Frame.RouterFrame> frames;
+                List<Frame.RouterFrame> frames = new ArrayList<>(2);
+                ProtocolException malformed = null;
                 try {
-                    frames = decoder.decode(chunk);
+                    // The negotiated max_frame_bytes applies from the frame right behind welcome, even
+                    // in the same chunk: the sink sets it before the decoder reads that frame's prefix.
+                    decoder.decode(chunk, f -> {
+                        frames.add(f);
+                        if (f instanceof Frame.Welcome w && w.protocolVersion() == BusProtocol.VERSION) {
+                            decoder.setMaxFrameBytes(SessionLimits.negotiate(w).maxFrameBytes());
+                        }
+                    });
                 } catch (ProtocolException e) {
-                    return endSession(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, e.getMessage());
+                    malformed = e;
+                }
+                if (malformed != null && frames.stream().noneMatch(Frame.Welcome.class::isInstance)) {
+                    return endSession(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, malformed.getMessage());
                 }
                 s.release(n);
                 for (int i = 0; i < frames.size(); i++) {
@@ -235,7 +246,14 @@ public final class BusSession {
                             }
                             // Frames that came in the same chunk as welcome are served in order.
                             for (Frame rest : frames.subList(i + 1, frames.size())) {
+                                if (end.get() != null) {
+                                    return false;
+                                }
                                 dispatch(rest);
+                            }
+                            if (malformed != null) {
+                                return endSession(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR,
+                                        malformed.getMessage());
                             }
                             return true;
                         }

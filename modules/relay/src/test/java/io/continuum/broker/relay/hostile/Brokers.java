@@ -1,0 +1,28 @@
+package io.continuum.broker.relay.hostile;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+
+import io.continuum.broker.relay.BrokerHarness;
+import io.continuum.broker.relay.CountingMetrics;
+import io.continuum.broker.relay.EventBroker;
+import io.continuum.broker.relay.MutableView;
+import io.continuum.broker.relay.RelayConfig;
+
+/**
+ * A broker built with the public API against any bus URL (a raw HTTP/2 peer, or a second broker on
+ * a {@link BrokerHarness}'s router), configured like the harness's.
+ */
+final class Brokers {
+    private Brokers() {
+    }
+
+    static EventBroker against(URI busUrl, String clientId, MutableView view, CountingMetrics metrics) {
+        RelayConfig config = RelayConfig.builder().busUrl(busUrl).caBundle(BrokerHarness.PKI::caPem)
+                .credential(() -> BrokerHarness.CREDENTIAL).clientId(clientId).kubernetesNamespace("gpu-serving")
+                .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
+        return EventBroker.create(config, view, metrics);
+    }
+}
