@@ -25,4 +25,25 @@ final class Brokers {
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
         return EventBroker.create(config, view, metrics);
     }
+
+    /** The spec's deadlines with the connect budget and the dial bound replaced. */
+    static RelayConfig.Timeouts dialing(Duration connectBudget, int maxConcurrentDials) {
+        RelayConfig.Timeouts s = RelayConfig.Timeouts.SPEC;
+        return new RelayConfig.Timeouts(s.dnsResolution(), connectBudget, s.streamSlot(), s.responseHead(),
+                s.stableSession(), s.sessionBufferBytes(), maxConcurrentDials);
+    }
+
+    /** The spec's deadlines with the session buffer budget (R-BUF 2) replaced. */
+    static RelayConfig.Timeouts sessionBuffer(long bytes) {
+        RelayConfig.Timeouts s = RelayConfig.Timeouts.SPEC;
+        return new RelayConfig.Timeouts(s.dnsResolution(), s.upstreamConnectTotal(), s.streamSlot(),
+                s.responseHead(), s.stableSession(), bytes, s.maxConcurrentDials());
+    }
+
+    /** The spec's deadlines with the response-head deadline (also the linger after upstream_closed) replaced. */
+    static RelayConfig.Timeouts responseHead(Duration d) {
+        RelayConfig.Timeouts s = RelayConfig.Timeouts.SPEC;
+        return new RelayConfig.Timeouts(s.dnsResolution(), s.upstreamConnectTotal(), s.streamSlot(), d,
+                s.stableSession(), s.sessionBufferBytes(), s.maxConcurrentDials());
+    }
 }
