@@ -7,11 +7,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.ProtocolException;
+import io.continuum.broker.testing.router.HpackInspector;
 import io.continuum.broker.testing.router.RawH2Peer;
 
 /**
@@ -23,12 +26,16 @@ import io.continuum.broker.testing.router.RawH2Peer;
 final class RawBusSession implements AutoCloseable {
     /** The session stream's HTTP/2 id (the broker's first request). */
     static final int SESSION_STREAM = 1;
+    private static final String STREAM_PATH = "/bus/v1/streams/";
     /** HTTP/2 caps a DATA frame at 16 KiB unless the broker raised SETTINGS_MAX_FRAME_SIZE (it does not). */
     private static final int MAX_DATA_FRAME = 16_384;
 
     final RawH2Peer.Connection connection;
     private final FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
     private final List<Frame> fromBroker = new ArrayList<>();
+    /** Every header block in order, so the dynamic table stays in step with the broker's encoder. */
+    private final HpackInspector hpack = new HpackInspector();
+    private final Map<Integer, Long> busIds = new ConcurrentHashMap<>();
 
     private RawBusSession(RawH2Peer.Connection connection) {
         this.connection = connection;
@@ -40,7 +47,8 @@ final class RawBusSession implements AutoCloseable {
      */
     static RawBusSession accept(RawH2Peer peer, Duration wait) throws Exception {
         RawBusSession s = new RawBusSession(peer.accept(wait));
-        s.connection.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == SESSION_STREAM, wait);
+        s.hpack.decode(s.connection.next(f -> f.type() == RawH2Peer.Frame.HEADERS
+                && f.streamId() == SESSION_STREAM, wait).payload());
         s.connection.sendWindowUpdate(0, 1 << 30);
         s.connection.sendWindowUpdate(SESSION_STREAM, 1 << 30);
         s.connection.send(RawH2Peer.Frame.HEADERS, 0x4, SESSION_STREAM, statusOkBusContentType());
@@ -79,7 +87,19 @@ final class RawBusSession implements AutoCloseable {
         if (f.type() == RawH2Peer.Frame.DATA && f.streamId() == SESSION_STREAM) {
             decoder.decode(ByteBuffer.wrap(f.payload()), fromBroker::add);
         }
+        if (f.type() == RawH2Peer.Frame.HEADERS) {
+            for (HpackInspector.Field field : hpack.decode(f.payload())) {
+                if (field.name().equals(":path") && field.value().startsWith(STREAM_PATH)) {
+                    busIds.put(f.streamId(), Long.parseLong(field.value().substring(STREAM_PATH.length())));
+                }
+            }
+        }
         return f;
+    }
+
+    /** @return the bus stream id a data stream's HEADERS named in its path, or null */
+    Long busStreamId(int http2StreamId) {
+        return busIds.get(http2StreamId);
     }
 
     /** Bus frames the broker sent on the session stream so far (hello first). */
