@@ -4,10 +4,10 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
+import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.relay.RelayConfig;
 
 /**
@@ -18,7 +18,7 @@ final class Brokers {
     private Brokers() {
     }
 
-    static EventBroker against(URI busUrl, String clientId, MutableView view, CountingMetrics metrics) {
+    static EventBroker against(URI busUrl, String clientId, PublisherView view, CountingMetrics metrics) {
         RelayConfig config = RelayConfig.builder().busUrl(busUrl).caBundle(BrokerHarness.PKI::caPem)
                 .credential(() -> BrokerHarness.CREDENTIAL).clientId(clientId).kubernetesNamespace("gpu-serving")
                 .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
