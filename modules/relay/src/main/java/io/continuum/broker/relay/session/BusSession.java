@@ -474,7 +474,7 @@ public final class BusSession {
 
     /** Waits until {@code done} holds (re-checked on every state change) or {@code timeout} passes. */
     private void awaitUntil(java.util.function.BooleanSupplier done, Duration timeout) {
-        long until = System.nanoTime() + timeout.toNanos();
+        long until = System.nanoTime() + saturatedNanos(timeout);
         stateLock.lock();
         try {
             while (!done.getAsBoolean()) {
@@ -491,12 +491,19 @@ public final class BusSession {
         }
     }
 
+    /** The longest wait: a router's {@code deadline_ms} or idle timeout may be up to 2^53-1 ms, beyond what a long of nanoseconds holds. */
+    private static final long LONGEST_WAIT_NANOS = Long.MAX_VALUE / 4;
+
+    private static long saturatedNanos(Duration d) {
+        return d.compareTo(Duration.ofNanos(LONGEST_WAIT_NANOS)) >= 0 ? LONGEST_WAIT_NANOS : d.toNanos();
+    }
+
     // ---------------------------------------------------------------- timer: heartbeat and idle (section 4 items 1-2)
 
     private void timerLoop() {
         SessionLimits l = limits;
         long heartbeat = l.heartbeatInterval().toNanos();
-        long idle = l.idleTimeout().toNanos();
+        long idle = saturatedNanos(l.idleTimeout()); // no upper clamp in section 3.2: up to 2^53-1 ms
         long nextHeartbeat = System.nanoTime() + heartbeat;
         stateLock.lock();
         try {
