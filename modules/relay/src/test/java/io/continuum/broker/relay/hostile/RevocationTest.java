@@ -1,17 +1,23 @@
 package io.continuum.broker.relay.hostile;
 
 import java.net.InetAddress;
+import java.nio.ByteBuffer;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
 
 import io.continuum.broker.metadata.MetadataWatcher;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
+import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.relay.target.FullBacklogListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
@@ -19,6 +25,7 @@ import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.kube.Fault;
 import io.continuum.broker.testing.kube.RequestKind;
+import io.continuum.broker.testing.router.RawH2Peer;
 import io.kubernetes.client.util.Config;
 import org.junit.jupiter.api.Test;
 
@@ -32,12 +39,59 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Revocation, bus-protocol-v1.md section 6. Already covered elsewhere: an open stream whose target
- * is withdrawn is reset, its socket closed and {@code stream_closed target_not_advertised} sent
+ * is withdrawn has its socket closed and {@code stream_closed target_not_advertised} sent
  * ({@code OverflowAndRevocationTest}, and end to end through a deleted resource in the demo's
- * {@code AdvertisedTargetsEndToEndTest}). Here: a stream still opening is refused instead, and an
- * API outage alone (watches dropped, lists answering 500) closes nothing.
+ * {@code AdvertisedTargetsEndToEndTest}). Here: the RST_STREAM CANCEL on the wire, a stream still
+ * opening refused instead, and an API outage alone (watches dropped, lists answering 500) that
+ * closes nothing.
  */
 class RevocationTest {
+    private static final int CANCEL = 0x8;
+
+    /** On the wire (raw HTTP/2 peer): the revoked data stream gets RST_STREAM CANCEL, then stream_closed. */
+    @Test
+    void anOpenStreamWhoseTargetIsWithdrawnIsResetWithCancelAndReportedTargetNotAdvertised() throws Exception {
+        CountingMetrics metrics = new CountingMetrics();
+        MutableView view = new MutableView().synced(true);
+        try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
+             BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
+                     new ServerSocket(0, 10, InetAddress.getLoopbackAddress()));
+             EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
+                     view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
+            broker.start();
+            RawBusSession session = RawBusSession.accept(peer, WAIT);
+            session.send(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
+                    OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())),
+                    FrameCodec.encode(new Frame.Subscribe(5,
+                            new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
+            int dataStream = 0;
+            while (dataStream == 0) {
+                RawH2Peer.Frame f = session.next(WAIT);
+                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
+                    dataStream = f.streamId();
+                    session.connection.sendStatus200(dataStream, false);
+                }
+            }
+            Socket upstream = publisher.awaitConnection();
+            await(() -> broker.openStreams() == 1, "open");
+            view.withdraw(NAMESPACE, "127.0.0.1", publisher.port());
+            int reset = dataStream;
+            RawH2Peer.Frame rst = null;
+            while (rst == null || session.busFrames().stream().noneMatch(f -> f instanceof Frame.StreamClosed)) {
+                RawH2Peer.Frame f = session.next(WAIT);
+                if (f.type() == RawH2Peer.Frame.RST_STREAM && f.streamId() == reset) {
+                    rst = f;
+                }
+            }
+            assertEquals(CANCEL, ByteBuffer.wrap(rst.payload()).getInt(), "RST_STREAM CANCEL");
+            Frame.StreamClosed closed = (Frame.StreamClosed) session.busFrames().stream()
+                    .filter(f -> f instanceof Frame.StreamClosed).findFirst().orElseThrow();
+            assertEquals(5, closed.streamId());
+            assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
+            assertEquals(-1, upstream.getInputStream().read(), "the publisher socket is closed");
+        }
+    }
+
     @Test
     void aStreamStillDialingWhenItsTargetIsWithdrawnIsRefusedTargetNotAdvertised() throws Exception {
         DialRecorder dials = new DialRecorder();
