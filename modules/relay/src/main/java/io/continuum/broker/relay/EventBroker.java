@@ -38,7 +38,7 @@ public final class EventBroker implements AutoCloseable {
     private final StreamRegistry registry;
 
     private EventBroker(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,
-                       RandomGenerator random) {
+                       RandomGenerator random, Connector upstreamConnector) {
         this.config = config;
         RefusalLog refusalLog = new RefusalLog();
         this.registry = new StreamRegistry((id, code, reason) -> refusalLog.refused(id, code, reason));
@@ -48,7 +48,7 @@ public final class EventBroker implements AutoCloseable {
                 t.dnsResolution());
         // One dialer (and its bound on concurrent dials) for the broker: at most one session runs at a time.
         UpstreamDialer dialer = new UpstreamDialer(filter, config.upstreamConnectTimeout(), t.upstreamConnectTotal(),
-                t.maxConcurrentDials(), SocketSettings.DEFAULTS, Connector.SYSTEM);
+                t.maxConcurrentDials(), SocketSettings.DEFAULTS, upstreamConnector);
         TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer);
         TargetDialer targetDialer = target -> switch (check.checkAndConnect(target)) {
             case Outcome.Connected c -> new TargetDialer.DialResult.Connected(c.socket());
@@ -73,8 +73,15 @@ public final class EventBroker implements AutoCloseable {
 
     static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,
                               RandomGenerator random) {
+        return create(config, view, metrics, connector, random, Connector.SYSTEM);
+    }
+
+    /** Tests: the publisher connect step wrapped (to record concurrent dials), everything else real. */
+    static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,
+                              RandomGenerator random, Connector upstreamConnector) {
         return new EventBroker(Objects.requireNonNull(config), Objects.requireNonNull(view),
-                Objects.requireNonNull(metrics), Objects.requireNonNull(connector), Objects.requireNonNull(random));
+                Objects.requireNonNull(metrics), Objects.requireNonNull(connector), Objects.requireNonNull(random),
+                Objects.requireNonNull(upstreamConnector));
     }
 
     /**

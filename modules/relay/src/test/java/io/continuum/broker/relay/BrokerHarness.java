@@ -15,6 +15,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.relay.target.Connector;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.leaks.LeakCheck;
@@ -32,9 +33,9 @@ import io.continuum.broker.testing.secrets.Secrets;
  * registers three gauges that must be back to 0 after the test: the broker's open data streams,
  * the HTTP/2 stream slots in use on every bus connection it opened, and its open bus connections.
  */
-final class BrokerHarness implements AutoCloseable {
-    static final String CREDENTIAL = Secrets.register("test-credential-0123456789abcdef0123456789");
-    static final String NAMESPACE = "dynamo";
+public final class BrokerHarness implements AutoCloseable {
+    public static final String CREDENTIAL = Secrets.register("test-credential-0123456789abcdef0123456789");
+    public static final String NAMESPACE = "dynamo";
     /**
      * Threads of the in-process router (the test peer, not the broker), for {@link LeakCheck.IgnoreThreads}:
      * Helidon 4.5.0's server does not wake a handler blocked reading a request body when the client's TCP
@@ -42,37 +43,46 @@ final class BrokerHarness implements AutoCloseable {
      * {@code [0x.. 0x.. ] - n}) and a bridge's reader ({@code bridge-<id>-in}) stay parked in {@code Http2ServerStream.readEntityFromPipeline} after the
      * broker hung up and even after {@code server.stop()}. The broker's side is checked by the gauges.
      */
-    static final String ROUTER_THREADS = "router-.*|bridge-\\d+-.*|\\[0x[0-9a-f]+ 0x[0-9a-f]+ \\] - \\d+";
-    static final Duration WAIT = Duration.ofSeconds(20);
+    public static final String ROUTER_THREADS = "router-.*|bridge-\\d+-.*|\\[0x[0-9a-f]+ 0x[0-9a-f]+ \\] - \\d+";
+    public static final Duration WAIT = Duration.ofSeconds(20);
 
-    static final EphemeralPki PKI = EphemeralPki.create();
-    static final ServerIdentity SERVER = PKI.localhostServer();
+    public static final EphemeralPki PKI = EphemeralPki.create();
+    public static final ServerIdentity SERVER = PKI.localhostServer();
 
-    final InProcessRouter router;
-    final MutableView view = new MutableView().synced(true);
-    final CountingMetrics metrics = new CountingMetrics();
-    final EventBroker broker;
+    public final InProcessRouter router;
+    public final MutableView view = new MutableView().synced(true);
+    public final CountingMetrics metrics = new CountingMetrics();
+    public final EventBroker broker;
     /** The broker's bus connector, watched for HTTP/2 streams and connections left open. */
-    final TrackingConnector connector = new TrackingConnector();
+    public final TrackingConnector connector = new TrackingConnector();
     private final List<AutoCloseable> closeables = new CopyOnWriteArrayList<>();
 
     /** Between broker and router when the harness was built with one, so tests can cut the connection. */
-    final TcpFaultProxy proxy;
+    public final TcpFaultProxy proxy;
 
-    BrokerHarness() {
+    public BrokerHarness() {
         this(UnaryOperator.identity(), r -> r, false);
     }
 
-    BrokerHarness(boolean withProxy) {
+    public BrokerHarness(boolean withProxy) {
         this(UnaryOperator.identity(), r -> r, withProxy);
     }
 
-    BrokerHarness(UnaryOperator<RelayConfig.Builder> config, UnaryOperator<InProcessRouter.Builder> routerConfig) {
+    public BrokerHarness(UnaryOperator<RelayConfig.Builder> config,
+                         UnaryOperator<InProcessRouter.Builder> routerConfig) {
         this(config, routerConfig, false);
     }
 
-    BrokerHarness(UnaryOperator<RelayConfig.Builder> config, UnaryOperator<InProcessRouter.Builder> routerConfig,
-                  boolean withProxy) {
+    public BrokerHarness(UnaryOperator<RelayConfig.Builder> config,
+                         UnaryOperator<InProcessRouter.Builder> routerConfig, boolean withProxy) {
+        this(config, routerConfig, withProxy, Connector.SYSTEM);
+    }
+
+    /**
+     * @param upstream the publisher connect step (a wrapper that records dials; the connect itself stays real)
+     */
+    public BrokerHarness(UnaryOperator<RelayConfig.Builder> config,
+                         UnaryOperator<InProcessRouter.Builder> routerConfig, boolean withProxy, Connector upstream) {
         router = routerConfig.apply(InProcessRouter.builder()
                 .tls(SERVER.key(), List.of(SERVER.certificate()))
                 .credential(CREDENTIAL)).start();
@@ -98,13 +108,13 @@ final class BrokerHarness implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException("the test's credential supplier failed", e);
         }
-        broker = EventBroker.create(built, view, metrics, connector, RandomGenerator.getDefault());
+        broker = EventBroker.create(built, view, metrics, connector, RandomGenerator.getDefault(), upstream);
         LeakCheck.expect("broker open data streams", broker::openStreams, 0);
         LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
         LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
     }
 
-    EventBroker start() {
+    public EventBroker start() {
         broker.start();
         return broker;
     }
@@ -115,7 +125,7 @@ final class BrokerHarness implements AutoCloseable {
     }
 
     /** A loopback publisher the test drives by hand: accepts connections and hands them over. */
-    Publisher publisher() {
+    public Publisher publisher() {
         try {
             Publisher p = new Publisher(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
             closeables.add(p);
@@ -126,7 +136,7 @@ final class BrokerHarness implements AutoCloseable {
         }
     }
 
-    static void await(BooleanSupplier condition, String what) {
+    public static void await(BooleanSupplier condition, String what) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -159,14 +169,14 @@ final class BrokerHarness implements AutoCloseable {
     }
 
     /** A TCP listener standing in for a ZMQ publisher; the test reads and writes raw bytes. */
-    static final class Publisher implements AutoCloseable {
+    public static final class Publisher implements AutoCloseable {
         private final ServerSocket server;
         private final LinkedBlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
         /** Every connection ever accepted, also those handed to the test: all closed with the publisher. */
         private final List<Socket> all = new CopyOnWriteArrayList<>();
         private final Thread acceptor;
 
-        Publisher(ServerSocket server) {
+        public Publisher(ServerSocket server) {
             this.server = server;
             this.acceptor = Thread.ofVirtual().start(() -> {
                 try {
@@ -181,11 +191,11 @@ final class BrokerHarness implements AutoCloseable {
             });
         }
 
-        int port() {
+        public int port() {
             return server.getLocalPort();
         }
 
-        Socket awaitConnection() {
+        public Socket awaitConnection() {
             try {
                 Socket s = accepted.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 if (s == null) {
@@ -198,7 +208,7 @@ final class BrokerHarness implements AutoCloseable {
             }
         }
 
-        int pendingConnections() {
+        public int pendingConnections() {
             return accepted.size();
         }
 

@@ -10,16 +10,16 @@ import io.continuum.broker.protocol.EndReason;
 /**
  * Records what the relay reports, keyed like the R-MET series ({@code refusals_total{code=...}}).
  */
-final class CountingMetrics implements RelayMetrics {
+public final class CountingMetrics implements RelayMetrics {
     private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
     private volatile boolean connected;
 
-    long get(String series) {
+    public long get(String series) {
         AtomicLong v = counts.get(series);
         return v == null ? 0 : v.get();
     }
 
-    boolean connected() {
+    public boolean connected() {
         return connected;
     }
 
@@ -71,6 +71,11 @@ final class CountingMetrics implements RelayMetrics {
     @Override
     public void overflowClose() {
         add("overflow_closes_total", 1);
+    }
+
+    @Override
+    public void ignoredFrame(String type) {
+        add("ignored_frames_total{type=" + type + "}", 1);
     }
 
     @Override

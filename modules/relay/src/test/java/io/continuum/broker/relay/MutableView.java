@@ -13,24 +13,24 @@ import io.continuum.broker.metadata.PublisherView;
  * real view over the Kubernetes API has its own tests in the metadata module, and the demo test
  * runs the two together).
  */
-final class MutableView implements PublisherView {
+public final class MutableView implements PublisherView {
     private final Set<PublisherKey> advertised = ConcurrentHashMap.newKeySet();
     private final CopyOnWriteArrayList<Runnable> listeners = new CopyOnWriteArrayList<>();
     private volatile boolean synced;
 
-    MutableView synced(boolean value) {
+    public MutableView synced(boolean value) {
         synced = value;
         fire();
         return this;
     }
 
-    MutableView advertise(String namespace, String host, int port) {
+    public MutableView advertise(String namespace, String host, int port) {
         advertised.add(PublisherKey.of(namespace, host, port));
         fire();
         return this;
     }
 
-    MutableView withdraw(String namespace, String host, int port) {
+    public MutableView withdraw(String namespace, String host, int port) {
         advertised.remove(PublisherKey.of(namespace, host, port));
         fire();
         return this;

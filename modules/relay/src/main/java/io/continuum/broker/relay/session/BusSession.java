@@ -210,11 +210,22 @@ public final class BusSession {
                             "router ended the session stream before welcome");
                 }
                 int n = chunk.remaining();
-                List<Frame.RouterFrame> frames;
+                List<Frame.RouterFrame> frames = new ArrayList<>(2);
+                ProtocolException malformed = null;
                 try {
-                    frames = decoder.decode(chunk);
+                    // The negotiated max_frame_bytes applies from the frame right behind welcome, even
+                    // in the same chunk: the sink sets it before the decoder reads that frame's prefix.
+                    decoder.decode(chunk, f -> {
+                        frames.add(f);
+                        if (f instanceof Frame.Welcome w && w.protocolVersion() == BusProtocol.VERSION) {
+                            decoder.setMaxFrameBytes(SessionLimits.negotiate(w).maxFrameBytes());
+                        }
+                    });
                 } catch (ProtocolException e) {
-                    return endSession(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, e.getMessage());
+                    malformed = e;
+                }
+                if (malformed != null && frames.stream().noneMatch(Frame.Welcome.class::isInstance)) {
+                    return endSession(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, malformed.getMessage());
                 }
                 s.release(n);
                 for (int i = 0; i < frames.size(); i++) {
@@ -235,7 +246,14 @@ public final class BusSession {
                             }
                             // Frames that came in the same chunk as welcome are served in order.
                             for (Frame rest : frames.subList(i + 1, frames.size())) {
+                                if (end.get() != null) {
+                                    return false;
+                                }
                                 dispatch(rest);
+                            }
+                            if (malformed != null) {
+                                return endSession(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR,
+                                        malformed.getMessage());
                             }
                             return true;
                         }
@@ -456,7 +474,7 @@ public final class BusSession {
 
     /** Waits until {@code done} holds (re-checked on every state change) or {@code timeout} passes. */
     private void awaitUntil(java.util.function.BooleanSupplier done, Duration timeout) {
-        long until = System.nanoTime() + timeout.toNanos();
+        long until = System.nanoTime() + saturatedNanos(timeout);
         stateLock.lock();
         try {
             while (!done.getAsBoolean()) {
@@ -473,12 +491,19 @@ public final class BusSession {
         }
     }
 
+    /** The longest wait: a router's {@code deadline_ms} or idle timeout may be up to 2^53-1 ms, beyond what a long of nanoseconds holds. */
+    private static final long LONGEST_WAIT_NANOS = Long.MAX_VALUE / 4;
+
+    private static long saturatedNanos(Duration d) {
+        return d.compareTo(Duration.ofNanos(LONGEST_WAIT_NANOS)) >= 0 ? LONGEST_WAIT_NANOS : d.toNanos();
+    }
+
     // ---------------------------------------------------------------- timer: heartbeat and idle (section 4 items 1-2)
 
     private void timerLoop() {
         SessionLimits l = limits;
         long heartbeat = l.heartbeatInterval().toNanos();
-        long idle = l.idleTimeout().toNanos();
+        long idle = saturatedNanos(l.idleTimeout()); // no upper clamp in section 3.2: up to 2^53-1 ms
         long nextHeartbeat = System.nanoTime() + heartbeat;
         stateLock.lock();
         try {

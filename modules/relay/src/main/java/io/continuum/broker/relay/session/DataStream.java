@@ -12,6 +12,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -61,6 +62,13 @@ final class DataStream {
     private final AtomicLong bytesToRouter = new AtomicLong();
     private final AtomicLong bytesToPublisher = new AtomicLong();
     private volatile Thread opener;
+    /**
+     * Guards {@link #dialing}: the opener may be interrupted (to abandon the dial) only while it dials.
+     * Once it opens the HTTP/2 stream it must not be: an interrupt inside the transport's open fails
+     * the whole bus connection, every stream of the session with it.
+     */
+    private final ReentrantLock interruptLock = new ReentrantLock();
+    private boolean dialing;
     private volatile Socket socket;
     private volatile BusStream stream;
     private volatile ChunkQueue queue;
@@ -116,6 +124,7 @@ final class DataStream {
 
     private void open() {
         TargetDialer.DialResult result;
+        setDialing(true);
         try {
             result = session.dialer().dial(target);
         } catch (InterruptedException e) {
@@ -124,6 +133,8 @@ final class DataStream {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "event=dial_failed stream_id=" + streamId, e);
             result = new TargetDialer.DialResult.Refused(Code.INTERNAL_ERROR, "internal error");
+        } finally {
+            setDialing(false);
         }
         switch (result) {
             case TargetDialer.DialResult.Refused r -> {
@@ -352,9 +363,14 @@ final class DataStream {
         if (!state.compareAndSet(State.OPENING, State.CLOSED)) {
             return false;
         }
-        Thread t = opener;
-        if (t != null && t != Thread.currentThread()) {
-            t.interrupt();
+        interruptLock.lock();
+        try {
+            Thread t = opener;
+            if (dialing && t != null && t != Thread.currentThread()) {
+                t.interrupt();
+            }
+        } finally {
+            interruptLock.unlock();
         }
         closeQuietly(socket);
         if (refusal != null && answered.compareAndSet(false, true)) {
@@ -362,6 +378,19 @@ final class DataStream {
         }
         session.streamEnded(this, false);
         return true;
+    }
+
+    /** Marks the dial phase; leaving it clears an interrupt that raced with the dial's end. */
+    private void setDialing(boolean value) {
+        interruptLock.lock();
+        try {
+            dialing = value;
+            if (!value) {
+                Thread.interrupted();
+            }
+        } finally {
+            interruptLock.unlock();
+        }
     }
 
     private void refuse(Code code, String reason) {

@@ -14,17 +14,26 @@ import java.util.List;
  * it hangs (Linux drops the SYN and the client retransmits) until the connect timeout: the local
  * stand-in for a blackholed publisher address, which loopback cannot offer otherwise.
  */
-final class FullBacklogListener implements AutoCloseable {
+public final class FullBacklogListener implements AutoCloseable {
     private final ServerSocket server;
     private final List<Socket> fillers = new ArrayList<>();
 
-    FullBacklogListener() throws IOException {
+    /** On the loopback address. */
+    public FullBacklogListener() throws IOException {
+        this(InetAddress.getLoopbackAddress());
+    }
+
+    /**
+     * @param bindAddress where to listen; {@code null} for the wildcard, so connects to every address of
+     *                    127.0.0.0/8 hang (a thousand blackholed publishers on one port)
+     */
+    public FullBacklogListener(InetAddress bindAddress) throws IOException {
         server = new ServerSocket();
-        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1);
+        server.bind(new InetSocketAddress(bindAddress, 0), 1);
         for (int i = 0; i < 64; i++) {
             Socket s = new Socket();
             try {
-                s.connect(server.getLocalSocketAddress(), 250);
+                s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()), 250);
                 fillers.add(s);
             } catch (SocketTimeoutException full) {
                 s.close();
@@ -34,11 +43,11 @@ final class FullBacklogListener implements AutoCloseable {
         throw new IllegalStateException("accept queue never filled up; cannot simulate a hanging connect here");
     }
 
-    InetAddress address() {
+    public InetAddress address() {
         return server.getInetAddress();
     }
 
-    int port() {
+    public int port() {
         return server.getLocalPort();
     }
 

@@ -1,0 +1,120 @@
+package io.continuum.broker.relay.hostile;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.protocol.Target;
+import io.continuum.broker.relay.BrokerHarness;
+import io.continuum.broker.relay.CountingMetrics;
+import io.continuum.broker.relay.EventBroker;
+import io.continuum.broker.relay.MutableView;
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+
+import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static io.continuum.broker.relay.BrokerHarness.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A router that resets every data stream the moment its HEADERS arrive, hundreds in a row
+ * (bus-protocol-v1.md section 6: "router resets the data stream: the client closes the publisher
+ * socket and reports nothing"). Played by a raw HTTP/2 peer: Helidon's server resets through its
+ * internals and sometimes escalates to GOAWAY, which would end the session for reasons of its own.
+ */
+class RstStormTest {
+    private static final int CANCEL = 0x8;
+
+    @Test
+    void everyResetStreamClosesItsPublisherSocketSilentlyAndTheSessionCarriesOn() throws Exception {
+        int storm = 300;
+        CountingMetrics metrics = new CountingMetrics();
+        MutableView view = new MutableView().synced(true);
+        try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
+             BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
+                     new ServerSocket(0, storm, InetAddress.getLoopbackAddress()));
+             EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
+                     view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
+            broker.start();
+            RawBusSession session = RawBusSession.accept(peer, WAIT);
+            session.send(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
+                    OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())));
+            byte[][] subscribes = new byte[storm][];
+            for (int i = 0; i < storm; i++) {
+                subscribes[i] = FrameCodec.encode(new Frame.Subscribe(i + 1,
+                        new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port())));
+            }
+            session.send(subscribes);
+            Set<Integer> reset = new HashSet<>();
+            while (reset.size() < storm || opened(session.busFrames()) < storm) {
+                RawH2Peer.Frame f = session.next(WAIT);
+                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
+                    session.connection.sendReset(f.streamId(), CANCEL);
+                    reset.add(f.streamId());
+                }
+            }
+            for (int i = 0; i < storm; i++) {
+                Socket upstream = publisher.awaitConnection();
+                assertEquals(-1, readQuietly(upstream), "publisher socket " + i + " closed");
+                upstream.close();
+            }
+            await(() -> broker.openStreams() == 0, "every reset stream gone");
+            assertEquals(storm, metrics.get("subscribes_total{result=opened}"));
+            assertTrue(metrics.connected(), "the session carries on");
+
+            // A stream the router keeps works as ever, and nothing was reported for the reset ones.
+            session.send(FrameCodec.encode(new Frame.Subscribe(storm + 1,
+                    new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
+            int kept = 0;
+            while (kept == 0) {
+                RawH2Peer.Frame f = session.next(WAIT);
+                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
+                    kept = f.streamId();
+                    session.connection.sendStatus200(kept, false);
+                }
+            }
+            Socket upstream = publisher.awaitConnection();
+            upstream.getOutputStream().write(new byte[] {1, 2, 3});
+            byte[] got = new byte[0];
+            while (got.length < 3) {
+                RawH2Peer.Frame f = session.next(WAIT);
+                if (f.type() == RawH2Peer.Frame.DATA && f.streamId() == kept) {
+                    byte[] more = new byte[got.length + f.payload().length];
+                    System.arraycopy(got, 0, more, 0, got.length);
+                    System.arraycopy(f.payload(), 0, more, got.length, f.payload().length);
+                    got = more;
+                }
+            }
+            assertArrayEquals(new byte[] {1, 2, 3}, got);
+            assertTrue(session.busFrames().stream().noneMatch(f -> f instanceof Frame.StreamClosed
+                    || f instanceof Frame.StreamRefused), "reset streams are closed silently");
+            assertEquals(0, metrics.get("session_ends_total{reason=connection_lost}")
+                    + metrics.get("session_ends_total{reason=router_closed}")
+                    + metrics.get("session_ends_total{reason=protocol_error}"));
+            assertEquals(1, broker.openStreams());
+        }
+    }
+
+    private static long opened(List<Frame> frames) {
+        return frames.stream().filter(f -> f instanceof Frame.StreamOpened).count();
+    }
+
+    private static int readQuietly(Socket s) {
+        try {
+            return s.getInputStream().read();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+}
