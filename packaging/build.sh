@@ -28,7 +28,7 @@ for arg in "$@"; do
     case "$arg" in
         --skip-maven) skip_maven=true ;;
         --no-aot) aot=false ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
