@@ -111,7 +111,7 @@ tarball="$out/$name-$version-linux-x64.tar.gz"
 say "archive ${tarball#"$root"/}"
 tar -C "$out" --owner=0 --group=0 --numeric-owner --sort=name \
     --exclude='*.aot' --exclude='*.aot.root' -czf "$tarball" "$(basename "$image")"
-tar -tzf "$tarball" | grep -qx "$(basename "$image")/LICENSE" || die "the archive lacks LICENSE"
+tar -tzf "$tarball" | grep -x "$(basename "$image")/LICENSE" > /dev/null || die "the archive lacks LICENSE"
 
 # --- Debian package ---------------------------------------------------------------------------
 say "Debian package"
