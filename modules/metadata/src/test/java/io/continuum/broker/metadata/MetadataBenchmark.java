@@ -64,6 +64,7 @@ public final class MetadataBenchmark {
             long baseline = usedAfterGc();
             PeakHeap peak = PeakHeap.start(baseline);
             CountingMetrics counted = new CountingMetrics();
+            long cpuStart = cpuNanos();
             long start = System.nanoTime();
             try (MetadataWatcher view = MetadataWatcher.builder()
                     .apiClient(Config.fromConfig(api.kubeconfig().toString()))
@@ -75,12 +76,14 @@ public final class MetadataBenchmark {
                     throw new IllegalStateException("not synced");
                 }
                 long syncMillis = (System.nanoTime() - start) / 1_000_000;
+                long syncCpuMillis = (cpuNanos() - cpuStart) / 1_000_000;
                 long peakAbove = peak.stop();
                 long retained = usedAfterGc() - baseline;
                 System.out.printf("sync: %d namespace(s), %d resources, %d references held (%d skipped total_cap),"
-                                + " %d unique publishers in %d ms%n", namespaceCount, view.resourceCount(),
+                                + " %d unique publishers in %d ms (JVM CPU time meanwhile, fake server included: %d ms;"
+                        + " load average %s)%n", namespaceCount, view.resourceCount(),
                         view.referenceCount(), counted.skipCount(SkipReason.TOTAL_CAP), view.publisherCount(),
-                        syncMillis);
+                        syncMillis, syncCpuMillis, loadAverage());
                 System.out.printf("heap retained by the view after sync (used heap after GC, minus the fake server's"
                         + " data): %.1f MiB (%d bytes per held resource)%n", retained / 1048576.0,
                         retained / Math.max(1, view.resourceCount()));
@@ -122,6 +125,18 @@ public final class MetadataBenchmark {
     /** Distinct hosts per namespace, so that the namespaces' publishers do not overlap. */
     private static String host(int namespace, int r) {
         return "10." + (244 - namespace) + "." + (r / 250) + "." + (r % 250 + 1);
+    }
+
+    private static long cpuNanos() {
+        return ProcessHandle.current().info().totalCpuDuration().orElseThrow().toNanos();
+    }
+
+    private static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).substring(0, 14).strip();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
     }
 
     private static long usedAfterGc() {
