@@ -88,8 +88,8 @@ public final class MetadataBenchmark {
                         + " data): %.1f MiB (%d bytes per held resource)%n", retained / 1048576.0,
                         retained / Math.max(1, view.resourceCount()));
                 System.out.printf("peak heap used during the sync above the baseline (sampled every 5 ms, garbage"
-                        + " included, -Xmx %d MiB): %.1f MiB%n", Runtime.getRuntime().maxMemory() / 1048576,
-                        peakAbove / 1048576.0);
+                        + " included, -Xmx %d MiB, baseline %.1f MiB with the fake server's data): %.1f MiB%n",
+                        Runtime.getRuntime().maxMemory() / 1048576, baseline / 1048576.0, peakAbove / 1048576.0);
 
                 List<PublisherKey> keys = new ArrayList<>();
                 for (int i = 0; i < 4_096; i++) {
