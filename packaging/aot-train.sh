@@ -45,10 +45,15 @@ env -u KUBERNETES_SERVICE_HOST KUBECONFIG="$work/kubeconfig" \
     CONTINUUM_EVENT_BROKER_JAVA_OPTS="-XX:AOTCacheOutput=$cache" \
     "$root/bin/continuum-event-broker" --config "$work/config.yaml" > "$work/log" 2>&1 &
 pid=$!
+# The server starts before the runtime (event=started, then event=runtime_started once the
+# Kubernetes client and the relay are built): wait for both, so that the cache covers the whole
+# start path and not only what /healthz needs.
 port=""
 for _ in $(seq 1 600); do
-    port=$(sed -n 's/.*event=started metrics_port=\([0-9]*\).*/\1/p' "$work/log" | head -1)
-    [ -n "$port" ] && break
+    if grep -q 'event=runtime_started' "$work/log"; then
+        port=$(sed -n 's/.*event=started metrics_port=\([0-9]*\).*/\1/p' "$work/log" | head -1)
+        break
+    fi
     kill -0 "$pid" 2>/dev/null || { cat "$work/log" >&2; echo "aot-train: the broker exited early" >&2; exit 1; }
     sleep 0.1
 done

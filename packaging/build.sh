@@ -12,7 +12,9 @@
 # 4. the AOT cache for the image in place (skipped with --no-aot; used for docs/benchmarks.md),
 # 5. target/packaging/continuum-event-broker-VERSION-linux-x64.tar.gz (without the AOT cache,
 #    which is only valid in the directory it was trained in; run lib/aot-train after unpacking),
-# 6. target/packaging/continuum-event-broker_DEBVERSION_amd64.deb (dpkg-deb).
+#    with LICENSE (Apache-2.0), README.md, the man page and the example config,
+# 6. target/packaging/continuum-event-broker_DEBVERSION_amd64.deb (dpkg-deb; its copyright file is
+#    packaging/debian/copyright, Debian's machine-readable format).
 #
 # Check the .deb by installing it: packaging/test-deb.sh. The container image is built from the
 # archive by packaging/Dockerfile (see docs/deployment.md).
@@ -94,11 +96,8 @@ install -m 0644 "$here/jvm.options" "$image/lib/jvm.options"
 install -m 0644 "$here/$name.1" "$image/man/man1/$name.1"
 install -m 0644 "$root/etc/config.event-broker.yaml.example" "$image/etc/config.yaml.example"
 install -m 0644 "$root/README.md" "$image/README.md"
-if [ -f "$root/LICENSE" ]; then
-    install -m 0644 "$root/LICENSE" "$image/LICENSE"
-else
-    echo "    warning: no LICENSE file at the repository root: the archive carries none (only the JDK's runtime/legal)" >&2
-fi
+[ -f "$root/LICENSE" ] || die "no LICENSE file at the repository root (the archive must carry the license)"
+install -m 0644 "$root/LICENSE" "$image/LICENSE"
 printf '%s\n' "$version" > "$image/VERSION"
 
 # --- smoke test of the image ------------------------------------------------------------------
@@ -112,6 +111,7 @@ tarball="$out/$name-$version-linux-x64.tar.gz"
 say "archive ${tarball#"$root"/}"
 tar -C "$out" --owner=0 --group=0 --numeric-owner --sort=name \
     --exclude='*.aot' --exclude='*.aot.root' -czf "$tarball" "$(basename "$image")"
+tar -tzf "$tarball" | grep -x "$(basename "$image")/LICENSE" > /dev/null || die "the archive lacks LICENSE"
 
 # --- Debian package ---------------------------------------------------------------------------
 say "Debian package"

@@ -24,7 +24,7 @@ dpkg-deb --info "$deb" > /dev/null
 contents=$(dpkg-deb --contents "$deb")
 for path in ./usr/bin/$name ./opt/$name/bin/$name ./opt/$name/runtime/bin/java ./opt/$name/lib/jvm.options \
         ./opt/$name/lib/aot-train ./usr/share/man/man1/$name.1.gz ./etc/$name/config.yaml.example \
-        ./lib/systemd/system/$name.service; do
+        ./lib/systemd/system/$name.service ./usr/share/doc/$name/copyright; do
     grep -q " $path\( \|$\)" <<<"$contents" || fail "$path is not in the package"
 done
 ok "package metadata and contents"

@@ -326,7 +326,12 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         }
 
         private void list() throws Restart {
-            Catalog.Listing listing = catalog.startListing(namespace);
+            try (Catalog.Listing listing = catalog.startListing(namespace)) {
+                list(listing);
+            }
+        }
+
+        private void list(Catalog.Listing listing) throws Restart {
             String token = null;
             String rv = null;
             int page = 0;

@@ -127,4 +127,104 @@ class CatalogTest {
         catalog.upsert("other", parse(MetadataParserTest.resourceWithPorts("x", "10.6.0.2", 1, 1)));
         assertEquals(16_385, catalog.snapshot().resourceCount());
     }
+
+    /** 256 resources of 256 publishers each on hosts 10.{octet}.{i}.1: the whole 65,536 cap. */
+    private void addFullCap(Catalog.Listing listing, int octet) throws IOException {
+        for (int i = 0; i < 256; i++) {
+            listing.add(parse(MetadataParserTest.resourceWithPorts("w" + i, "10." + octet + "." + i + ".1", 1, 256)));
+        }
+    }
+
+    /**
+     * R-META 6 with namespaces listing concurrently: the cap is shared while paging, so two listings in
+     * progress never keep more than 65,536 references together, and each reference over it is counted
+     * total_cap once (while paging, not again at the commit).
+     */
+    @Test
+    void listingsInProgressShareTheTotalCap() throws IOException {
+        Catalog.Listing a = catalog.startListing("a");
+        Catalog.Listing b = catalog.startListing("b");
+        addFullCap(a, 1);
+        b.add(parse(MetadataParserTest.resourceWithPorts("late", "10.2.0.1", 1, 10)));
+        assertEquals(Map.of(SkipReason.TOTAL_CAP, 10), metrics.skips());
+        a.commit();
+        Snapshot s = b.commit();
+        assertEquals(65_536, s.totalReferences());
+        assertEquals(0, s.held("b").resources().get("late").size());
+        assertFalse(s.advertises(PublisherKey.of("dynamo", "10.2.0.1", 1)));
+        assertEquals(Map.of(SkipReason.TOTAL_CAP, 10), metrics.skips());
+    }
+
+    /** A list pass that fails (its listing closed, never committed) gives its reservation back. */
+    @Test
+    void anAbandonedListingReleasesItsShareOfTheCap() throws IOException {
+        Catalog.Listing failed = catalog.startListing("a");
+        addFullCap(failed, 1);
+        failed.close();
+        Catalog.Listing b = catalog.startListing("b");
+        b.add(parse(MetadataParserTest.resourceWithPorts("w", "10.2.0.1", 1, 10)));
+        assertEquals(10, b.commit().totalReferences());
+        assertEquals(Map.of(), metrics.skips());
+    }
+
+    /**
+     * A namespace that relists claims the larger of what it holds and what its new listing has kept, so
+     * the old snapshot (still served, R-META 2) and the listings in progress stay within the cap, and
+     * the relist, once it commits, is not cut by a namespace that paged beside it.
+     */
+    @Test
+    void aRelistingNamespaceClaimsTheLargerOfHeldAndReserved() throws IOException {
+        Catalog.Listing first = catalog.startListing("a");
+        for (int i = 0; i < 40; i++) {
+            first.add(parse(MetadataParserTest.resourceWithPorts("w" + i, "10.1." + i + ".1", 1, 256)));
+        }
+        first.commit(); // a holds 10,240
+        Catalog.Listing relist = catalog.startListing("a");
+        for (int i = 0; i < 150; i++) {
+            relist.add(parse(MetadataParserTest.resourceWithPorts("w" + i, "10.1." + i + ".1", 1, 256)));
+        } // a's relist has reserved 38,400
+        Catalog.Listing b = catalog.startListing("b");
+        for (int i = 0; i < 150; i++) {
+            b.add(parse(MetadataParserTest.resourceWithPorts("y" + i, "10.4." + i + ".1", 1, 256)));
+        }
+        // b kept 65,536 - 38,400 = 27,136 while paging; the rest is total_cap
+        assertEquals(38_400 - 27_136, metrics.skipCount(SkipReason.TOTAL_CAP));
+        assertEquals(10_240 + 27_136, b.commit().totalReferences());
+        Snapshot s = relist.commit();
+        assertEquals(65_536, s.totalReferences());
+        assertEquals(38_400, s.held("a").references());
+        assertEquals(38_400 - 27_136, metrics.skipCount(SkipReason.TOTAL_CAP));
+    }
+
+    /** Many namespaces paging at once on their own threads keep exactly the cap, counting each excess once. */
+    @Test
+    void concurrentListingsKeepExactlyTheCap() throws Exception {
+        List<ParsedResource> items = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            items.add(parse(MetadataParserTest.resourceWithPorts("w" + i, "10.7." + i + ".1", 1, 256)));
+        }
+        int namespaces = 8; // 8 x 25,600 offered
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int n = 0; n < namespaces; n++) {
+            String ns = "ns" + n;
+            threads.add(Thread.ofVirtual().start(() -> {
+                try (Catalog.Listing listing = catalog.startListing(ns)) {
+                    go.await();
+                    items.forEach(listing::add);
+                    listing.commit();
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            }));
+        }
+        go.countDown();
+        for (Thread t : threads) {
+            t.join();
+        }
+        Snapshot s = catalog.snapshot();
+        assertEquals(65_536, s.totalReferences());
+        assertEquals(namespaces * 25_600 - 65_536, metrics.skipCount(SkipReason.TOTAL_CAP));
+        assertEquals(namespaces * 100, s.resourceCount());
+    }
 }

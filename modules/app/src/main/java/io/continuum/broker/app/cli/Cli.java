@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -21,6 +22,7 @@ import io.continuum.broker.app.config.ConfigProblem;
 import io.continuum.broker.app.logging.Events;
 import io.continuum.broker.app.logging.LoggingSetup;
 import io.continuum.broker.app.observe.BrokerMetrics;
+import io.continuum.broker.app.observe.BrokerStatus;
 import io.continuum.broker.app.observe.ObservabilityServer;
 import io.continuum.broker.app.runtime.BrokerContext;
 import io.continuum.broker.app.runtime.BrokerRuntime;
@@ -293,17 +295,26 @@ public final class Cli {
         }
 
         try (BrokerMetrics metrics = BrokerMetrics.create()) {
-            BrokerRuntime runtime;
-            try {
-                runtime = runtimeFactory.create(new BrokerContext(config, credential, caBundle, metrics, version));
-            } catch (RuntimeException e) {
-                Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem", "cannot create the broker runtime");
-                return EXIT_STARTUP;
-            }
+            // R-MET: the observability server is up from start-up, and /healthz never depends on the
+            // router or the API server. So it starts before the runtime is built: building the
+            // Kubernetes client (client-java, OkHttp, Gson's model adapters, Bouncy Castle) and the
+            // relay (Helidon's HTTP/2 client, TLS) is most of the start-up work, and /healthz answers
+            // meanwhile. Until the runtime exists, /readyz is 503 and /statusz shows "syncing".
+            AtomicReference<BrokerRuntime> running = new AtomicReference<>();
+            BrokerStatus starting = new BrokerStatus(BrokerStatus.SessionState.SYNCING, clock.instant(),
+                    config.clientId(), config.busUrl().toString(), Optional.empty(), 0, false, 0, 0);
             ObservabilityServer server;
             try {
-                server = ObservabilityServer.start(config.metricsListen(), metrics, runtime.ready(),
-                                                   runtime.status(), version);
+                server = ObservabilityServer.start(config.metricsListen(), metrics,
+                        () -> {
+                            BrokerRuntime r = running.get();
+                            return r != null && r.ready().getAsBoolean();
+                        },
+                        () -> {
+                            BrokerRuntime r = running.get();
+                            return r == null ? starting : r.status().get();
+                        },
+                        version);
             } catch (RuntimeException e) {
                 Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem",
                            "cannot serve metrics_listen " + config.metricsListen());
@@ -311,12 +322,21 @@ public final class Cli {
             }
             try (server) {
                 Events.log(LOG, Level.INFO, "started", "metrics_port", server.port());
+                BrokerRuntime runtime;
+                try {
+                    runtime = runtimeFactory.create(new BrokerContext(config, credential, caBundle, metrics, version));
+                } catch (RuntimeException e) {
+                    Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem", "cannot create the broker runtime");
+                    return EXIT_STARTUP;
+                }
+                running.set(runtime);
                 try {
                     runtime.start();
                 } catch (RuntimeException e) {
                     Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem", "cannot start the broker runtime");
                     return EXIT_STARTUP;
                 }
+                Events.log(LOG, Level.INFO, "runtime_started");
                 int signal = wait.await();
                 Events.log(LOG, Level.INFO, "shutdown_requested", "signal", signal,
                            "drain_deadline", io.continuum.broker.app.config.Durations.format(config.drainDeadline()));

@@ -218,4 +218,72 @@ class CliTest {
         assertTrue(log.contains("event=stopped"), log);
         log.lines().forEach(l -> assertTrue(l.startsWith("ts="), "not one key=value line per event: " + l));
     }
+
+    @Test
+    void healthzAnswersWhileTheRuntimeIsStillBeingBuilt() throws Exception {
+        // R-MET: the server is up from start-up and /healthz never waits for the Kubernetes client or the
+        // relay. The factory runs after the server started: it probes it before returning the runtime.
+        StringBuilder seen = new StringBuilder();
+        int status = cli()
+                .runtimeFactory(context -> {
+                    probe(seen, "/healthz", "/readyz", "/statusz");
+                    return new io.continuum.broker.app.runtime.IdleRuntime(context);
+                })
+                .shutdownWait(() -> 15)
+                .build()
+                .run("--config", config.toString());
+        assertEquals(0, status);
+        assertEquals("/healthz 200 ok\n/readyz 503\n/statusz 200 \"state\":\"syncing\"\n", seen.toString());
+        String log = err();
+        assertTrue(log.indexOf("event=started") < log.indexOf("event=runtime_started"), log);
+    }
+
+    @Test
+    void aRuntimeThatCannotBeBuiltIsAStartUpFailureExit3() {
+        int status = cli()
+                .runtimeFactory(context -> {
+                    throw new IllegalStateException("cannot configure the Kubernetes client: no kubeconfig");
+                })
+                .build()
+                .run("--config", config.toString());
+        assertEquals(3, status);
+        assertTrue(err().contains("event=startup_failed"), err());
+        assertTrue(err().contains("cannot create the broker runtime"), err());
+        assertFalse(err().contains("event=runtime_started"), err());
+    }
+
+    @Test
+    void anInvalidConfigurationFailsBeforeAnythingIsServed() throws Exception {
+        Files.writeString(config, Files.readString(config) + "unknown_field: 1\n");
+        int status = cli()
+                .runtimeFactory(context -> {
+                    throw new AssertionError("must not build the runtime");
+                })
+                .build()
+                .run("--config", config.toString());
+        assertEquals(1, status);
+        assertFalse(err().contains("event=started"), err());
+    }
+
+    private void probe(StringBuilder seen, String... paths) {
+        Matcher m = Pattern.compile("event=started metrics_port=(\\d+)").matcher(err());
+        assertTrue(m.find(), err());
+        HttpClient http = HttpClient.newHttpClient();
+        for (String path : paths) {
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + m.group(1) + path)).build(), HttpResponse.BodyHandlers.ofString());
+                seen.append(path).append(' ').append(r.statusCode());
+                if (path.equals("/healthz")) {
+                    seen.append(' ').append(r.body().strip());
+                } else if (path.equals("/statusz")) {
+                    Matcher state = Pattern.compile("\"state\":\"[a-z]+\"").matcher(r.body());
+                    seen.append(' ').append(state.find() ? state.group() : r.body());
+                }
+                seen.append('\n');
+            } catch (java.io.IOException | InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
 }

@@ -16,12 +16,22 @@ import io.continuum.broker.metadata.SkipReason;
  * publishes each new one with a single volatile write. Writers (one thread per watched namespace)
  * serialise on a lock; readers call {@link #snapshot()} and never lock. Enforces the resource cap per
  * namespace and the total reference cap (R-META 3, 6), and counts every skip.
+ * <p>
+ * Namespaces list concurrently (one thread each). The 65,536 cap is shared while paging: every
+ * listing in progress reserves the references it has kept so far, and an item only keeps what fits
+ * beside what every other namespace claims, that is the larger of what it holds in the snapshot and
+ * what its own listing in progress has reserved. So the references kept by all listings in progress
+ * never exceed the cap together, and the commit checks the total once more against the snapshot.
  */
 public final class Catalog {
     private final Limits limits;
     private final MetadataMetrics metrics;
     private final ReentrantLock writeLock = new ReentrantLock();
     private volatile Snapshot snapshot = Snapshot.EMPTY;
+    /** Guards {@link #reserved}, and the publication of a commit with the release of its reservation. */
+    private final ReentrantLock budgetLock = new ReentrantLock();
+    /** References kept so far by each namespace's listing in progress. */
+    private final Map<String, Integer> reserved = new HashMap<>();
 
     /**
      * Creates an empty catalog.
@@ -56,12 +66,14 @@ public final class Catalog {
     /**
      * A namespace's resources as a list pass collects them, page after page. Caps are enforced while
      * paging: per resource by the parser, the namespace's resource cap and the total reference cap
-     * (against what the other namespaces hold now) here, and the total again when committing.
+     * (against what the other namespaces hold or have reserved now) here, and the total again when
+     * committing. A listing that is not committed must be closed, which releases its reservation.
      */
-    public final class Listing {
+    public final class Listing implements AutoCloseable {
         private final String namespace;
         private final LinkedHashMap<String, List<PublisherKey>> resources = new LinkedHashMap<>();
         private int references;
+        private boolean done;
 
         private Listing(String namespace) {
             this.namespace = namespace;
@@ -73,6 +85,9 @@ public final class Catalog {
          * @param resource parsed item
          */
         public void add(ParsedResource resource) {
+            if (done) {
+                throw new IllegalStateException("the listing of " + namespace + " is already committed or closed");
+            }
             if (!resource.wellFormed()) {
                 count(resource.skips());
                 return;
@@ -86,11 +101,33 @@ public final class Catalog {
             if (previous != null) {
                 references -= previous.size();
             }
-            Snapshot now = snapshot;
-            int others = now.totalReferences() - now.held(namespace).references();
-            List<PublisherKey> kept = fit(resource.publishers(), limits.totalReferences() - others - references);
-            references += kept.size();
+            List<PublisherKey> kept;
+            budgetLock.lock();
+            try {
+                kept = fit(resource.publishers(), limits.totalReferences() - claimedByOthers() - references);
+                references += kept.size();
+                reserved.put(namespace, references);
+            } finally {
+                budgetLock.unlock();
+            }
             resources.put(resource.name(), kept);
+        }
+
+        /** What the other namespaces claim: per namespace, the larger of held and reserved. */
+        private int claimedByOthers() {
+            Snapshot now = snapshot;
+            int others = 0;
+            for (Map.Entry<String, Snapshot.Held> e : now.namespaces().entrySet()) {
+                if (!e.getKey().equals(namespace)) {
+                    others += Math.max(e.getValue().references(), reserved.getOrDefault(e.getKey(), 0));
+                }
+            }
+            for (Map.Entry<String, Integer> e : reserved.entrySet()) {
+                if (!e.getKey().equals(namespace) && !now.namespaces().containsKey(e.getKey())) {
+                    others += e.getValue();
+                }
+            }
+            return others;
         }
 
         /**
@@ -129,10 +166,39 @@ public final class Catalog {
                 Snapshot next = new Snapshot(namespaces, refs.build(),
                         old.totalReferences() - oldHeld.references() + total,
                         old.resourceCount() - oldHeld.resources().size() + resources.size());
-                snapshot = next;
+                // Publish and release the reservation at once: another listing never sees this
+                // namespace's references both held and reserved, nor neither.
+                budgetLock.lock();
+                try {
+                    snapshot = next;
+                    releaseReservation();
+                } finally {
+                    budgetLock.unlock();
+                }
                 return next;
             } finally {
                 writeLock.unlock();
+            }
+        }
+
+        /**
+         * Abandons the listing if it was not committed (the list pass failed): releases the
+         * references it reserved. Idempotent.
+         */
+        @Override
+        public void close() {
+            budgetLock.lock();
+            try {
+                releaseReservation();
+            } finally {
+                budgetLock.unlock();
+            }
+        }
+
+        private void releaseReservation() {
+            if (!done) {
+                done = true;
+                reserved.remove(namespace);
             }
         }
     }

@@ -14,7 +14,8 @@ import java.util.function.BiConsumer;
  * @param <V> value type
  */
 public final class ShardedMap<K, V> {
-    private static final int SHARDS = 64;
+    private static final int SHARD_BITS = 6;
+    private static final int SHARDS = 1 << SHARD_BITS;
     private static final ShardedMap<?, ?> EMPTY = new ShardedMap<>(emptyShards(), 0);
 
     private final Map<K, V>[] shards;
@@ -44,9 +45,15 @@ public final class ShardedMap<K, V> {
         return (ShardedMap<K, V>) EMPTY;
     }
 
-    private static int shard(Object key) {
-        int h = key.hashCode();
-        return (h ^ (h >>> 16)) & (SHARDS - 1);
+    /**
+     * The shard: the top 6 bits of the key's hash times the golden ratio. Not the low bits: each shard
+     * is a {@link HashMap}, which picks its bucket from the low bits of {@code h ^ (h >>> 16)}; sharding
+     * by those same bits left 63 of every 64 buckets of a shard empty, so buckets held dozens of keys
+     * and were turned into trees (every lookup and every snapshot edit walked them; see the profile
+     * in docs/metadata.md, "Benchmark").
+     */
+    static int shard(Object key) {
+        return (key.hashCode() * 0x9E3779B9) >>> (Integer.SIZE - SHARD_BITS);
     }
 
     /**
