@@ -184,6 +184,16 @@ final class DataStream {
                 Header.of("user-agent", session.userAgent())));
     }
 
+    /**
+     * The read size of a busy stream: 64 KiB, but never more than a quarter of the stream's budget (less the
+     * per-chunk charge), so one read of a burst cannot overflow a stream whose router keeps up: at the 16 KiB
+     * minimum budget a 64 KiB read would be charged more than the whole budget at once (R-BUF 1, 3).
+     */
+    static int busyReadBytes(int streamBudgetBytes) {
+        int quarter = (streamBudgetBytes - ChunkQueue.CHUNK_OVERHEAD_BYTES) / 4;
+        return Math.clamp(quarter, IDLE_READ_BYTES, READ_CHUNK_BYTES);
+    }
+
     /** Publisher to router, part 1: read the socket continuously, never back-pressured (R-BUF 4). */
     private void pumpPublisherToQueue() {
         ChunkQueue q = queue;
@@ -216,7 +226,7 @@ final class DataStream {
                     session.metrics().streamNearBudget();
                 }
                 if (busy == null && n == buf.length) {
-                    busy = new byte[READ_CHUNK_BYTES];
+                    busy = new byte[busyReadBytes(q.limitBytes())];
                 } else if (busy != null && n < IDLE_READ_BYTES) {
                     busy = null;
                 }
