@@ -54,18 +54,31 @@ final class RawRouter implements AutoCloseable {
      * {@code welcome}.
      */
     static RawRouter acceptSession(RawH2Peer peer, Duration wait) throws Exception {
+        return acceptSession(peer, wait, new Frame.Welcome(1, "raw-session", OptionalLong.empty(),
+                OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty()), true);
+    }
+
+    /**
+     * @param welcome            the {@code welcome} to answer with
+     * @param grantSessionWindow false: the session stream's window is never replenished, so the broker's
+     *                           session writes block once it has sent 65,535 bytes (a router that stopped reading)
+     */
+    static RawRouter acceptSession(RawH2Peer peer, Duration wait, Frame.Welcome welcome, boolean grantSessionWindow)
+            throws Exception {
         RawH2Peer.Connection wire = peer.accept(wait);
         wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == SESSION, wait);
-        RawRouter router = new RawRouter(wire);
+        RawRouter router = new RawRouter(wire, grantSessionWindow);
         router.await(Frame.Hello.class, f -> true, wait);
         wire.send(RawH2Peer.Frame.HEADERS, 0x4, SESSION, statusOkBusContentType());
-        router.send(new Frame.Welcome(1, "raw-session", OptionalLong.empty(), OptionalLong.empty(),
-                OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty()));
+        router.send(welcome);
         return router;
     }
 
-    private RawRouter(RawH2Peer.Connection wire) {
+    private final boolean grantSessionWindow;
+
+    private RawRouter(RawH2Peer.Connection wire, boolean grantSessionWindow) {
         this.wire = wire;
+        this.grantSessionWindow = grantSessionWindow;
         this.pump = Thread.ofVirtual().name("raw-router-pump").start(this::pump);
     }
 
@@ -100,7 +113,7 @@ final class RawRouter implements AutoCloseable {
                 }
                 if (f.type() == RawH2Peer.Frame.DATA && f.payload().length > 0) {
                     wire.sendWindowUpdate(0, f.payload().length);
-                    if (!f.endStream()) {
+                    if (!f.endStream() && (id != SESSION || grantSessionWindow)) {
                         wire.sendWindowUpdate(id, f.payload().length);
                     }
                 }

@@ -49,8 +49,8 @@ import io.continuum.broker.relay.transport.TransportException;
  *   CONNECTING -> AWAITING_WELCOME -> WELCOMED -> DRAINING -> ENDED
  *            \______________\______________\___________\____-> ENDED
  * </pre>
- * Threads: the caller reads frames; one timer thread sends heartbeats and watches the idle
- * timeout; each data stream has its own (see {@link DataStream}). Frames to the router are
+ * Threads: the caller reads frames; one timer thread watches the idle timeout and hands each heartbeat to a
+ * short-lived writer (so a blocked write never hides an idle router); each data stream has its own (see {@link DataStream}). Frames to the router are
  * written under one lock so each is contiguous on the session stream.
  */
 public final class BusSession {
@@ -500,6 +500,9 @@ public final class BusSession {
 
     // ---------------------------------------------------------------- timer: heartbeat and idle (section 4 items 1-2)
 
+    private final java.util.concurrent.atomic.AtomicBoolean heartbeatInFlight =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
     private void timerLoop() {
         SessionLimits l = limits;
         long heartbeat = l.heartbeatInterval().toNanos();
@@ -521,11 +524,16 @@ public final class BusSession {
                     return;
                 }
                 if (now - nextHeartbeat >= 0) {
-                    stateLock.unlock();
-                    try {
-                        send(Frame.Heartbeat.INSTANCE);
-                    } finally {
-                        stateLock.lock();
+                    // Written by its own thread: a router that stops reading the session stream blocks the
+                    // write once its window is spent, and that must not stop this loop from seeing it go idle.
+                    if (heartbeatInFlight.compareAndSet(false, true)) {
+                        Thread.ofVirtual().name("session-heartbeat").start(() -> {
+                            try {
+                                send(Frame.Heartbeat.INSTANCE);
+                            } finally {
+                                heartbeatInFlight.set(false);
+                            }
+                        });
                     }
                     nextHeartbeat = now + heartbeat;
                     continue;
