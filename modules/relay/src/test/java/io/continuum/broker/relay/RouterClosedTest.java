@@ -52,12 +52,13 @@ class RouterClosedTest {
                 LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
                 LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
                 broker.start();
-                RawRouter first = RawRouter.acceptSession(router, WAIT);
-                await(metrics::connected, "welcomed");
-                ending.end(first.wire());
-                router.accept(WAIT); // the reconnect (throws if none comes)
-                await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
-                assertEquals(1, metrics.get("reconnects_total"));
+                try (RawRouter first = RawRouter.acceptSession(router, WAIT)) {
+                    await(metrics::connected, "welcomed");
+                    ending.end(first.wire());
+                    router.accept(WAIT); // the reconnect (throws if none comes)
+                    await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
+                    assertEquals(1, metrics.get("reconnects_total"));
+                }
             }
         }
     }
