@@ -31,7 +31,7 @@ public final class Census {
      *
      * @param tid   thread id
      * @param name  thread name, empty for an unnamed virtual thread
-     * @param stack the top frames, innermost first
+     * @param stack the top 32 frames, innermost first
      */
     public record LiveThread(long tid, String name, List<String> stack) {
         /** @return the name, or the innermost frame of this project or a library for an unnamed thread */
@@ -111,7 +111,7 @@ public final class Census {
                 } else if (field.equals("stack") && value == JsonToken.START_ARRAY) {
                     List<String> frames = new ArrayList<>();
                     while (p.nextToken() != JsonToken.END_ARRAY) {
-                        if (frames.size() < 12) {
+                        if (frames.size() < 32) {
                             frames.add(p.getValueAsString());
                         }
                     }
