@@ -31,7 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *     {@link FrameReader} parses the payload bytes it is given, so what Jackson allocates grows
  *     with the payload, never with the declared length;</li>
  *     <li>{@link FrameCodec#decodeRouterFrame}/{@link FrameCodec#decodeClientFrame} agree with the
- *     decoder on the same bytes taken as one payload.</li>
+ *     decoder on the same bytes taken as one payload;</li>
+ *     <li>the limit may also change between chunks, mid-frame: still only frames or the one
+ *     protocol error, and the buffer within the limit of the moment.</li>
  * </ol>
  * Input layout (Jazzer's {@link FuzzedDataProvider}): the last byte picks the direction, the 8
  * before it seed the chunking, the rest is the stream. Seeds and every past finding live in
@@ -39,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class FrameDecoderFuzzTest {
 
-    @FuzzTest(maxDuration = "20s")
+    @FuzzTest(maxDuration = "15s")
     void decoder(FuzzedDataProvider data) {
         boolean fromRouter = data.consumeBoolean();
         long chunking = data.consumeLong();
@@ -51,6 +53,7 @@ class FrameDecoderFuzzTest {
         assertEquals(whole, feed(fromRouter, stream, Chunks.DIRECT, chunking), "direct chunks");
 
         agreesWithSinglePayloadDecoding(fromRouter, stream);
+        limitChangesBetweenChunks(fromRouter, stream, chunking);
     }
 
     /** What a stream decoded to: the frames in order, then the error or whether a frame is pending. */
@@ -99,6 +102,33 @@ class FrameDecoderFuzzTest {
         }
         assertFalse(decoder.isFailed());
         return new Outcome(frames, null, decoder.hasPartialFrame());
+    }
+
+    /**
+     * {@link FrameDecoder#setMaxFrameBytes} may also be called between chunks, in the middle of a frame
+     * (its documented contract): whatever the limits, only frames or the one protocol error, and the
+     * buffer within the limit of the moment.
+     */
+    private static void limitChangesBetweenChunks(boolean fromRouter, byte[] stream, long chunking) {
+        FrameDecoder<? extends Frame> decoder = fromRouter ? FrameDecoder.forRouterFrames()
+                : FrameDecoder.forClientFrames();
+        Random random = new Random(~chunking);
+        int at = 0;
+        while (at < stream.length) {
+            int n = 1 + random.nextInt(Math.min(stream.length - at, 1 + random.nextInt(64)));
+            try {
+                decoder.decode(ByteBuffer.wrap(stream, at, n), frame -> assertBufferWithinLimit(decoder));
+            } catch (ProtocolException e) {
+                return;
+            }
+            at += n;
+            assertBufferWithinLimit(decoder);
+            if (random.nextInt(3) == 0) {
+                decoder.setMaxFrameBytes(random.nextBoolean() ? 1 + random.nextInt(300)
+                        : 1 + random.nextInt(SessionLimits.MAX_FRAME_BYTES_CEILING));
+                assertBufferWithinLimit(decoder);
+            }
+        }
     }
 
     private static ByteBuffer chunk(byte[] stream, int at, int n, Chunks chunks, Random random) {
