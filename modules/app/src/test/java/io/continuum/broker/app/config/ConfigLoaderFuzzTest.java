@@ -52,7 +52,7 @@ class ConfigLoaderFuzzTest {
         }
     }
 
-    @FuzzTest(maxDuration = "20s")
+    @FuzzTest(maxDuration = "15s")
     void load(FuzzedDataProvider data) throws IOException {
         int environmentBits = data.consumeInt(0, 255);
         byte[] yaml = data.consumeRemainingAsBytes();
