@@ -16,11 +16,20 @@ import java.util.List;
  */
 final class Tree {
     static final int MAX_DEPTH = 1_000;
-    private static final JsonFactory JSON = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder()
-                    .maxNameLength(Integer.MAX_VALUE).maxStringLength(Integer.MAX_VALUE)
-                    .maxNumberLength(Integer.MAX_VALUE).maxNestingDepth(MAX_DEPTH + 1).build())
-            .build();
+
+    /**
+     * A factory per reading, as the parser has one per pass: Jackson's name table answers a field name
+     * it has seen before without decoding its bytes again (an invalid UTF-8 name can match a valid one
+     * through the padding of its last four bytes), so a table shared across inputs made this reading
+     * accept a name the parser's fresh table rejects.
+     */
+    private static JsonFactory factory() {
+        return JsonFactory.builder()
+                .streamReadConstraints(StreamReadConstraints.builder()
+                        .maxNameLength(Integer.MAX_VALUE).maxStringLength(Integer.MAX_VALUE)
+                        .maxNumberLength(Integer.MAX_VALUE).maxNestingDepth(MAX_DEPTH + 1).build())
+                .build();
+    }
 
     private Tree() {
     }
@@ -67,7 +76,7 @@ final class Tree {
 
     static Document read(byte[] body) {
         List<Node> values = new ArrayList<>();
-        try (JsonParser p = JSON.createParser(body)) {
+        try (JsonParser p = factory().createParser(body)) {
             JsonToken t;
             while ((t = p.nextToken()) != null) {
                 if (p.currentTokenLocation().getByteOffset() < 0) {
