@@ -2,6 +2,7 @@ package io.continuum.broker.protocol;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -93,10 +94,12 @@ public final class FrameDecoder<F extends Frame> {
             return;
         }
         if (body != null && body.length > maxFrameBytes) {
-            if (prefixRead == 4 && bodyRead > 0) {
-                byte[] smaller = new byte[(int) frameLength];
-                System.arraycopy(body, 0, smaller, 0, bodyRead);
-                body = smaller;
+            if (prefixRead == 4) {
+                // A frame is being received into body (perhaps none of its bytes yet, when a chunk ended
+                // right after the prefix): keep a buffer of exactly its length, which fits the new limit.
+                // Dropping the buffer here once made the next decode call fail with a
+                // NullPointerException (found by FrameDecoderFuzzTest).
+                body = Arrays.copyOf(body, (int) frameLength);
             } else {
                 body = null;
             }

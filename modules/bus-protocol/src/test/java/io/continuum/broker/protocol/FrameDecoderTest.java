@@ -212,6 +212,20 @@ class FrameDecoderTest {
         assertEquals(List.of(new Frame.Unsubscribe(9)), decoder.decode(ByteBuffer.wrap(small, 7, small.length - 7)));
     }
 
+    /** Found by FrameDecoderFuzzTest: the chunk ended right after the prefix, no body byte read yet. */
+    @Test
+    void loweringTheLimitRightAfterAPrefixKeepsTheFrameItAnnounced() throws ProtocolException {
+        FrameDecoder<Frame.RouterFrame> decoder = FrameDecoder.forRouterFrames();
+        byte[] big = FrameCodec.encodeJson("{\"type\":\"heartbeat\",\"pad\":\"" + "p".repeat(60_000) + "\"}");
+        decoder.decode(ByteBuffer.wrap(big, 0, 10));
+        decoder.decode(ByteBuffer.wrap(big, 10, big.length - 10));
+        byte[] small = FrameCodec.encode(new Frame.Unsubscribe(9));
+        decoder.decode(ByteBuffer.wrap(small, 0, 4)); // the prefix only
+        decoder.setMaxFrameBytes(4_096);
+        assertTrue(decoder.bufferCapacity() <= 4_096);
+        assertEquals(List.of(new Frame.Unsubscribe(9)), decoder.decode(ByteBuffer.wrap(small, 4, small.length - 4)));
+    }
+
     @Test
     void theLimitMustBeBetween1And1MiB() {
         FrameDecoder<Frame.RouterFrame> decoder = FrameDecoder.forRouterFrames();

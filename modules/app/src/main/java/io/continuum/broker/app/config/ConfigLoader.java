@@ -48,6 +48,8 @@ public final class ConfigLoader {
             Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
 
     private static final int MAX_FILE_BYTES = 1 << 20;
+    /** Deepest nesting copied from the file; fields nest at most two levels, lists of strings one more. */
+    private static final int MAX_DEPTH = 16;
     private static final String BACKOFF = "reconnect_backoff";
     private static final Set<String> LIST_FIELDS = Set.of("dynamo_namespaces", "watch_namespaces", "allowed_cidrs");
     /** Every leaf field path, in documentation order. */
@@ -167,7 +169,7 @@ public final class ConfigLoader {
                     .addParser(YamlConfigParser.create())
                     .addSource(ConfigSources.create(text, MediaTypes.APPLICATION_X_YAML))
                     .build();
-            return Optional.of(toRaw(config, source));
+            return Optional.of(toRaw(config, source, problems, 0));
         } catch (RuntimeException e) {
             Throwable cause = rootCause(e);
             if (cause instanceof ClassCastException) {
@@ -180,25 +182,47 @@ public final class ConfigLoader {
         }
     }
 
-    private static RawNode toRaw(Config node, String source) {
+    /**
+     * Copies Helidon's tree. Helidon reads {@code .} in a key as nesting, so a key with an empty part
+     * ({@code .a}, {@code a.}, {@code a..b}) names a child whose key is its parent's own: that child is
+     * reported and left out, never followed (following it recursed until the stack overflowed; found
+     * by ConfigLoaderFuzzTest). No field of R-CFG nests deeper than two levels, so deeper nesting is
+     * reported too instead of walked.
+     */
+    private static RawNode toRaw(Config node, String source, Problems problems, int depth) {
         return switch (node.type()) {
             case OBJECT -> {
                 Map<String, RawNode> fields = new LinkedHashMap<>();
                 for (Config child : node.asNodeList().orElseGet(List::of)) {
-                    fields.put(child.name(), toRaw(child, source));
+                    if (child.name().isEmpty() || child.key().equals(node.key())) {
+                        problems.add(source, keyOf(node), "holds a key with an empty part (a key that starts or"
+                                + " ends with '.' or contains '..'; '.' separates nested fields)");
+                    } else if (depth >= MAX_DEPTH) {
+                        problems.add(source, keyOf(node), "nests deeper than any configuration field");
+                    } else {
+                        fields.put(child.name(), toRaw(child, source, problems, depth + 1));
+                    }
                 }
                 yield new RawNode.Mapping(fields, source);
             }
             case LIST -> {
                 List<RawNode> items = new ArrayList<>();
                 for (Config child : node.asNodeList().orElseGet(List::of)) {
-                    items.add(toRaw(child, source));
+                    if (depth >= MAX_DEPTH) {
+                        problems.add(source, keyOf(node), "nests deeper than any configuration field");
+                        break;
+                    }
+                    items.add(toRaw(child, source, problems, depth + 1));
                 }
                 yield new RawNode.Sequence(items, source);
             }
             case VALUE -> new RawNode.Scalar(node.asString().orElse(""), source);
             case MISSING -> new RawNode.Mapping(Map.of(), source);
         };
+    }
+
+    private static String keyOf(Config node) {
+        return node.key().isRoot() ? "(file)" : node.key().toString();
     }
 
     private static void flatten(RawNode root, String source, Map<String, RawNode> out, Problems problems) {

@@ -194,6 +194,14 @@ class ConfigLoaderTest {
                                .startsWith(at("reconnect_backoff.colour") + "unknown field"));
         }
 
+        @ParameterizedTest
+        @ValueSource(strings = {".log_format: json\n", ".mclient_id: broker-a\n"})
+        void aKeyWithAnEmptyPartIsAProblemNotAStackOverflow(String line) throws IOException {
+            // Found by ConfigLoaderFuzzTest: the empty part named the parent itself, recursed into forever.
+            // ("a.: x" and "a..b: x" Helidon itself reports, as duplicate keys.)
+            assertTrue(problems(MINIMAL + line).stream().anyMatch(p -> p.contains("holds a key with an empty part")));
+        }
+
         @Test
         void aScalarWhereAMappingBelongsIsRejected() throws IOException {
             assertEquals(List.of(at("reconnect_backoff") + "must be a mapping with initial and max, not a string"),

@@ -31,7 +31,7 @@ import io.continuum.broker.metadata.SkipReason;
  * every skip is recorded in the resource's {@link ParsedResource#skips()}, never failing the page.
  * <p>
  * What still fails a page or a watch (an {@link IOException}): invalid JSON syntax outside skipped
- * strings, a top-level shape that is not a list or an event, and Jackson's stream constraints set
+ * strings, a body that is not UTF-8, a top-level shape that is not a list or an event, and Jackson's stream constraints set
  * here (field names, materialized strings and numbers over 3 MiB, nesting deeper than 10,000), which
  * a resource admitted by the API server (request bodies at most 3 MiB) cannot reach except by depth.
  */
@@ -108,6 +108,7 @@ public final class MetadataParser {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new MalformedException("list is not an object");
             }
+            requireUtf8(p);
             String cont = null;
             String rv = null;
             int items = 0;
@@ -180,6 +181,7 @@ public final class MetadataParser {
             if (t != JsonToken.START_OBJECT) {
                 throw new MalformedException("event is not an object");
             }
+            requireUtf8(p);
             String type = null;
             ParsedResource object = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -202,6 +204,17 @@ public final class MetadataParser {
         @Override
         public void close() throws IOException {
             p.close();
+        }
+    }
+
+    /**
+     * Jackson detects UTF-16 and UTF-32 from the first bytes and then reads characters, not bytes: the
+     * byte offsets that bound each channel value are gone (-1). The API server only sends UTF-8 (RFC 8259
+     * section 8.1), so anything else is a malformed body, not a page to guess at.
+     */
+    private static void requireUtf8(JsonParser p) throws MalformedException {
+        if (p.currentTokenLocation().getByteOffset() < 0) {
+            throw new MalformedException("body is not UTF-8 JSON");
         }
     }
 
