@@ -8,7 +8,11 @@ import java.time.Duration;
  *
  * @param connectionReceiveWindow connection-level receive window advertised to the peer (bytes, at least 16 MiB).
  *                                The per-stream 64 KiB windows bound memory; this one only has to be large enough
- *                                that stalled streams never block the others (65,535 x 32,767 streams fits the maximum).
+ *                                that stalled streams never block the others (2^30-1 holds 16,384 stalled streams).
+ *                                Not 2^31-1: a peer that decrements its send window only after writing DATA (Helidon
+ *                                4.5.0's server does) can see a replenishing WINDOW_UPDATE first, and at the maximum
+ *                                that takes its window past 2^31-1, which RFC 9113 section 6.9.1 makes it answer with
+ *                                GOAWAY FLOW_CONTROL_ERROR. At 2^30-1 even a whole window in flight cannot.
  * @param streamWindowUpdateThreshold released bytes collected before a stream WINDOW_UPDATE is sent
  * @param connectionWindowUpdateThreshold released bytes collected before a connection WINDOW_UPDATE is sent
  * @param keepaliveInterval       idle time between transport PINGs
@@ -27,6 +31,8 @@ public record TransportSettings(int connectionReceiveWindow,
     public static final int STREAM_RECEIVE_WINDOW = 65_535;
     /** Minimum connection receive window required by bus-protocol-v1 section 6. */
     public static final int MIN_CONNECTION_RECEIVE_WINDOW = 16 * 1024 * 1024;
+    /** The default connection receive window, 2^30-1: headroom for peers whose send-window accounting lags. */
+    public static final int DEFAULT_CONNECTION_RECEIVE_WINDOW = (1 << 30) - 1;
 
     /** Validates. */
     public TransportSettings {
@@ -48,13 +54,13 @@ public record TransportSettings(int connectionReceiveWindow,
     }
 
     /**
-     * Production values: connection window 2^31-1, WINDOW_UPDATE after 16 KiB (stream) / 1 MiB (connection),
+     * Production values: connection window 2^30-1, WINDOW_UPDATE after 16 KiB (stream) / 1 MiB (connection),
      * PING every 5 s, dead after 10 s without the acknowledgement, so a silent peer is noticed within 15 s.
      *
      * @return defaults
      */
     public static TransportSettings defaults() {
-        return new TransportSettings(Integer.MAX_VALUE, 16 * 1024, 1024 * 1024,
+        return new TransportSettings(DEFAULT_CONNECTION_RECEIVE_WINDOW, 16 * 1024, 1024 * 1024,
                 Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(5), Long.MAX_VALUE);
     }
 
