@@ -3,6 +3,7 @@ package io.continuum.broker.relay;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -45,13 +46,24 @@ class SessionWriteStallTest {
                         OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty());
                 try (RawRouter router = RawRouter.acceptSession(peer, WAIT, welcome, false)) {
                     await(metrics::connected, "welcomed");
-                    // 1,000 refusals of ~100 bytes each: far more than the 65,535-byte window the router never
-                    // replenishes, so the broker's session writes are blocked when the router falls silent.
-                    for (long id = 1; id <= 1_000; id++) {
+                    // Refusals of ~100 bytes each. The first 400 fit the session stream's 65,535-byte send window,
+                    // which this router never replenishes; 400 more exhaust it, so the broker's reader blocks on a
+                    // refusal and its timer would block on a heartbeat. Sent in two batches, the subscribes never
+                    // exceed the broker's own 64 KiB receive window (it reads the first batch completely).
+                    for (long id = 1; id <= 400; id++) {
+                        router.send(new Frame.Subscribe(id, new Target.AnnouncedSource("source-" + id)));
+                    }
+                    for (int i = 0; i < 400; i++) {
+                        router.await(Frame.StreamRefused.class, f -> true, WAIT);
+                    }
+                    for (long id = 401; id <= 800; id++) {
                         router.send(new Frame.Subscribe(id, new Target.AnnouncedSource("source-" + id)));
                     }
                     peer.accept(WAIT); // the reconnect: only happens once the stalled session has ended
                     await(() -> metrics.get("session_ends_total{reason=idle_timeout}") == 1, "idle_timeout counted");
+                    long answered = 400 + router.drainFromBroker().stream()
+                            .filter(f -> f instanceof Frame.StreamRefused).count();
+                    assertTrue(answered < 800, "the session's send window was exhausted: " + answered + " answers");
                     assertEquals(1, metrics.get("reconnects_total"));
                 }
             }
