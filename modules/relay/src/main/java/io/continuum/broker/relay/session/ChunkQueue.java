@@ -96,16 +96,21 @@ public final class ChunkQueue {
     public byte[] take() throws InterruptedException {
         lock.lock();
         try {
-            while (chunks.isEmpty() && !ended && !closed) {
-                notEmpty.await();
-            }
-            if (closed) {
+            if (!awaitChunk()) {
                 return null;
             }
             return chunks.pollFirst();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Under the lock: waits for a chunk; false once closed, or ended and drained. */
+    private boolean awaitChunk() throws InterruptedException {
+        while (chunks.isEmpty() && !ended && !closed) {
+            notEmpty.await();
+        }
+        return !closed && !chunks.isEmpty();
     }
 
     /**
@@ -133,10 +138,7 @@ public final class ChunkQueue {
     public Batch takeBatch(int maxBytes) throws InterruptedException {
         lock.lock();
         try {
-            while (chunks.isEmpty() && !ended && !closed) {
-                notEmpty.await();
-            }
-            if (closed || chunks.isEmpty()) {
+            if (!awaitChunk()) {
                 return null;
             }
             byte[] first = chunks.pollFirst();
@@ -172,14 +174,7 @@ public final class ChunkQueue {
      * @param batch the batch {@link #takeBatch} returned
      */
     public void written(Batch batch) {
-        long charge = batch.charge();
-        lock.lock();
-        try {
-            streamUsed -= charge;
-        } finally {
-            lock.unlock();
-        }
-        session.release(charge);
+        release(batch.charge());
     }
 
     /**
@@ -215,7 +210,11 @@ public final class ChunkQueue {
      * @param chunk the chunk {@link #take} returned
      */
     public void written(byte[] chunk) {
-        long charge = (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+        release((long) chunk.length + CHUNK_OVERHEAD_BYTES);
+    }
+
+    /** Returns a charge to this stream's and the session's budget. */
+    private void release(long charge) {
         lock.lock();
         try {
             streamUsed -= charge;
