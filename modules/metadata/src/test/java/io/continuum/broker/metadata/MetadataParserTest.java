@@ -306,6 +306,49 @@ class MetadataParserTest {
         }
     }
 
+    /**
+     * A member the parser reads only as a scalar ({@code code} of a watch ERROR Status) may hold any
+     * value in a resource. Found by fuzzing: a {@code code} object was not skipped, so the parser ended
+     * the resource at that object's end, handed the rest of the resource to the event or page level, and
+     * read the next event's first token out of place ("event is not an object").
+     */
+    @Test
+    void aResourceMemberOfUnexpectedShapeIsSkippedWhole() throws IOException {
+        MetadataParser parser = new MetadataParser(Limits.SPEC);
+        for (String code : List.of("{\"name\":\"w\",\"spec\":{}}", "[1,{\"a\":[2]}]", "4294967296", "\"410\"")) {
+            String odd = "{\"code\":" + code + ",\"metadata\":{\"name\":\"odd\"},\"spec\":{\"data\":{}}}";
+            String events = "{\"type\":\"ADDED\",\"object\":" + odd + "}\n"
+                    + "{\"type\":\"ADDED\",\"object\":" + fixture("flat-zmq.json") + "}\n";
+            try (MetadataParser.EventReader r = parser.events(stream(events))) {
+                MetadataParser.WatchEvent first = r.next();
+                assertEquals("odd", first.object().name(), code);
+                assertEquals(-1, first.object().statusCode(), code);
+                assertEquals(List.of(PublisherKey.of("dynamo", "10.244.3.7", 5557)), r.next().object().publishers(), code);
+                assertNull(r.next(), code);
+            }
+            List<ParsedResource> got = new ArrayList<>();
+            parser.readList(stream(page(List.of(odd, fixture("flat-zmq.json")))), got::add);
+            assertEquals(List.of("odd", "worker-flat"), got.stream().map(ParsedResource::name).toList(), code);
+        }
+    }
+
+    /** The fuzzer's input itself (three ADDED events, the middle one with a {@code code} object). */
+    @Test
+    void theWatchBodyTheFuzzerFoundIsReadWhole() throws IOException {
+        byte[] body;
+        try (InputStream in = MetadataParserTest.class.getResourceAsStream(
+                "/io/continuum/broker/metadata/internal/MetadataParserFuzzTestInputs/metadata/regression-code-object-loses-place")) {
+            body = in.readAllBytes();
+        }
+        int events = 0;
+        try (MetadataParser.EventReader r = new MetadataParser(Limits.SPEC).events(new ByteArrayInputStream(body))) {
+            while (r.next() != null) {
+                events++;
+            }
+        }
+        assertEquals(3, events);
+    }
+
     @Test
     void skipReasonLabelsAreTheNormativeNames() {
         assertEquals(List.of("malformed_resource", "no_data", "malformed_channel", "invalid_endpoint", "oversized",

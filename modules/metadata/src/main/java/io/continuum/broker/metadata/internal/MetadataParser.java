@@ -246,6 +246,10 @@ public final class MetadataParser {
                 case "code" -> {
                     if (t == JsonToken.VALUE_NUMBER_INT && p.getNumberType() == JsonParser.NumberType.INT) {
                         r.statusCode = p.getIntValue();
+                    } else {
+                        // Any other shape is ignored whole: an object or array left unskipped would end
+                        // this resource at its closing token and put the parser out of place.
+                        p.skipChildren();
                     }
                 }
                 default -> p.skipChildren();
