@@ -21,6 +21,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * bus-protocol-v1.md section 3 against hostile input: whatever the bytes, the decoder returns
  * frames or throws {@link ProtocolException} (never anything else), never holds a buffer above
  * the limit, and its result does not depend on how the bytes were split.
+ *
+ * <p>Every property has a fixed seed: the test command gives the same result on every run, and a
+ * different seed is tried by editing it, never by chance; exploring is bench/fuzz.sh's job.
  */
 class FrameDecoderPropertiesTest {
     private static final List<String> NAMES = List.of("type", "stream_id", "target", "kind", "namespace", "host",
@@ -35,14 +38,14 @@ class FrameDecoderPropertiesTest {
             "\"zmq_tcp\"", "\"announced_source\"", "\"10.0.0.1\"", "\"a b\"", "\"\\u0000\"", "\"\\ud800\"", "[]", "{}", "[1]",
             "[\"a\"]");
 
-    @Property(tries = 1500)
+    @Property(tries = 1500, seed = "20261201")
     void randomBytesOnlyEverYieldFramesOrAProtocolError(@ForAll @Size(max = 200) byte[] bytes,
                                                         @ForAll @IntRange(min = 1, max = 64) int chunk,
                                                         @ForAll boolean fromRouter) {
         checkAllSplits(bytes, chunk, fromRouter);
     }
 
-    @Property(tries = 1500)
+    @Property(tries = 1500, seed = "20261202")
     void mutatedValidStreamsOnlyEverYieldFramesOrAProtocolError(@ForAll("validStreams") byte[] valid,
                                                                 @ForAll long seed,
                                                                 @ForAll @IntRange(min = 1, max = 6) int mutations,
@@ -52,13 +55,13 @@ class FrameDecoderPropertiesTest {
         checkAllSplits(mutated, chunk, false);
     }
 
-    @Property(tries = 2000)
+    @Property(tries = 2000, seed = "20261203")
     void randomObjectsOfKnownMembersOnlyEverYieldFramesOrAProtocolError(@ForAll("randomObjects") String json,
                                                                       @ForAll boolean fromRouter) {
         checkAllSplits(FrameCodec.encodeJson(json), 7, fromRouter);
     }
 
-    @Property(tries = 3000)
+    @Property(tries = 3000, seed = "20261204")
     void frameShapedObjectsOnlyEverYieldFramesOrAProtocolError(@ForAll("frameShaped") String json,
                                                                @ForAll @IntRange(min = 1, max = 16) int chunk) {
         byte[] frame = FrameCodec.encodeJson(json);
@@ -92,7 +95,7 @@ class FrameDecoderPropertiesTest {
         assertTrue(ok > 300, "only " + ok + " of 3000 generated objects decoded");
     }
 
-    @Property(tries = 300)
+    @Property(tries = 300, seed = "20261205")
     void validStreamsDecodeToTheirFramesWhateverTheSplit(@ForAll("routerFrameLists") List<Frame.RouterFrame> frames,
                                                         @ForAll @IntRange(min = 1, max = 40) int chunk) throws ProtocolException {
         byte[] stream = concat(frames.stream().map(FrameCodec::encode).toList());
