@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.continuum.broker.testing.leaks.Census;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.RouterStream;
 import io.continuum.broker.testing.router.TestRouter;
@@ -57,7 +58,7 @@ class ConnectionDeathTest {
     @Test
     @SuppressWarnings("try") // closes inside the try on purpose: behaviour after close is under test
     void cutMidTransferFailsEveryStreamAndLeaksNothing() throws Exception {
-        int before = ThreadCensus.transportThreads();
+        long before = transportThreads();
         long socketsBefore;
         // a 64 KiB router window: Helidon's server queues at most 32 frames per unread stream and then stops
         // reading the whole connection; small windows keep the client's writers blocked on flow control instead
@@ -65,7 +66,7 @@ class ConnectionDeathTest {
              TestRouter router = TestRouter.builder(TransportFixture.SERVER).initialWindowSize(65_535).start();
              HelidonBusConnection connection =
                      (HelidonBusConnection) new HelidonBusConnector().connect(endpoint(router.busUrl()))) {
-            socketsBefore = ThreadCensus.openSockets() - 4; // client, proxy (2), router side of this connection
+            socketsBefore = openSockets() - 4; // client, proxy (2), router side of this connection
             AtomicInteger closeEvents = new AtomicInteger();
             AtomicReference<TransportException> closeCause = new AtomicReference<>();
             CountDownLatch closed = new CountDownLatch(1);
@@ -113,9 +114,9 @@ class ConnectionDeathTest {
             assertEquals(1, closeEvents.get(), "onClose fires exactly once");
             assertFalse(connection.isOpen());
             assertThrows(ConnectionLostException.class, () -> connection.open(dataStream(9), WAIT));
-            TransportFixture.eventually(() -> ThreadCensus.transportThreads() <= before, WAIT,
+            TransportFixture.eventually(() -> transportThreads() <= before, WAIT,
                     "transport threads ended");
-            TransportFixture.eventually(() -> ThreadCensus.openSockets() <= socketsBefore, WAIT,
+            TransportFixture.eventually(() -> openSockets() <= socketsBefore, WAIT,
                     "the connection's sockets closed (" + socketsBefore + " before)");
         }
     }
@@ -209,5 +210,19 @@ class ConnectionDeathTest {
             }
             assertTrue(connection.isOpen());
         }
+    }
+
+    /** Live threads, virtual ones included, inside the transport or Helidon's HTTP/2 client connection. */
+    private static long transportThreads() {
+        return Census.threads().values().stream()
+                .filter(t -> t.name().startsWith("bus-") || t.stack().stream().anyMatch(frame ->
+                        frame.contains("io.helidon.webclient.http2.Http2ClientConnection")
+                                || frame.contains("io.continuum.broker.relay.transport.HelidonBus")))
+                .count();
+    }
+
+    /** Open socket descriptors of this process. */
+    private static long openSockets() {
+        return Census.fileDescriptors().values().stream().filter(link -> link.startsWith("socket:")).count();
     }
 }
