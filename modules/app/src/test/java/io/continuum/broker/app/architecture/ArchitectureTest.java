@@ -1,0 +1,66 @@
+package io.continuum.broker.app.architecture;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+/**
+ * The dependency rules of docs/architecture.md, checked on the compiled production classes (tests
+ * excluded). JPMS already refuses a module that reads one it does not require; these rules also say
+ * which way packages inside a module depend, which nothing else checks, and they hold on the class
+ * path where the tests run.
+ *
+ * <p>The module graph: bus-protocol ← metadata ← relay ← app, with testing beside them. Inside the
+ * relay a subscribe goes session → dial checks ({@code target}) → transport, never back.
+ */
+@AnalyzeClasses(packages = "io.continuum.broker", importOptions = ImportOption.DoNotIncludeTests.class)
+class ArchitectureTest {
+    private static final String PROTOCOL = "io.continuum.broker.protocol..";
+    private static final String METADATA = "io.continuum.broker.metadata..";
+    private static final String RELAY = "io.continuum.broker.relay..";
+    private static final String APP = "io.continuum.broker.app..";
+    private static final String TESTING = "io.continuum.broker.testing..";
+    private static final String DEMO = "io.continuum.broker.demo..";
+    private static final String BENCH = "io.continuum.broker.bench..";
+
+    @ArchTest
+    static final ArchRule productionNeverReachesTheTestPeers = noClasses()
+            .that().resideInAnyPackage(PROTOCOL, METADATA, RELAY, APP)
+            .should().dependOnClassesThat().resideInAnyPackage(TESTING, DEMO, BENCH)
+            .because("the test peers, the demo and the benchmarks are never part of the product");
+
+    @ArchTest
+    static final ArchRule theProtocolIsTheBottom = noClasses()
+            .that().resideInAPackage(PROTOCOL)
+            .should().dependOnClassesThat().resideInAnyPackage(METADATA, RELAY, APP)
+            .because("bus-protocol is the wire format alone, without I/O");
+
+    @ArchTest
+    static final ArchRule metadataKnowsNothingOfTheRelay = noClasses()
+            .that().resideInAPackage(METADATA)
+            .should().dependOnClassesThat().resideInAnyPackage(RELAY, APP)
+            .because("the metadata view is asked by the relay, it never calls it");
+
+    @ArchTest
+    static final ArchRule theRelayKnowsNothingOfTheApp = noClasses()
+            .that().resideInAPackage(RELAY)
+            .should().dependOnClassesThat().resideInAPackage(APP)
+            .because("app builds the relay from configuration and observes it through interfaces");
+
+    @ArchTest
+    static final ArchRule theTransportIsTheRelaysBottom = noClasses()
+            .that().resideInAPackage("io.continuum.broker.relay.transport..")
+            .should().dependOnClassesThat().resideInAnyPackage(
+                    "io.continuum.broker.relay", "io.continuum.broker.relay.session..", "io.continuum.broker.relay.target..")
+            .because("the transport carries HTTP/2 streams and knows neither sessions nor targets");
+
+    @ArchTest
+    static final ArchRule dialChecksNeverCallBackIntoTheSession = noClasses()
+            .that().resideInAPackage("io.continuum.broker.relay.target..")
+            .should().dependOnClassesThat().resideInAnyPackage(
+                    "io.continuum.broker.relay.session..", "io.continuum.broker.relay.transport..")
+            .because("a dial check answers one question and returns; it holds no session and no stream");
+}
