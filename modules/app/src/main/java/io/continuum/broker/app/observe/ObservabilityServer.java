@@ -48,6 +48,7 @@ public final class ObservabilityServer implements AutoCloseable {
         Objects.requireNonNull(ready);
         Objects.requireNonNull(status);
         AtomicBoolean readyLatch = new AtomicBoolean();
+        metrics.buildInfo(version);
         MetricsObserver metricsObserver = MetricsObserver.builder()
                 .endpoint("/metrics")
                 .meterRegistry(metrics.registry())
