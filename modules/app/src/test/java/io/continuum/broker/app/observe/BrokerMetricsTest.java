@@ -10,7 +10,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +20,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.continuum.broker.app.config.ListenAddress;
@@ -29,7 +27,6 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -289,37 +286,18 @@ class BrokerMetricsTest {
     }
 
     /**
-     * The exposition passes {@code promtool check metrics} (Prometheus's own parser and linter).
-     * CI installs it: {@code apt-get install -y --no-install-recommends prometheus}.
+     * The exposition passes {@code promtool check metrics} (Prometheus's own parser and linter). Skipped
+     * without promtool locally, required on CI ({@link Promtool}).
      */
     @Test
     void expositionPassesPromtoolCheckMetrics() throws Exception {
-        Optional<Path> promtool = promtool();
-        Assumptions.assumeTrue(promtool.isPresent(),
-                               "promtool not found on PATH: install Debian's prometheus package"
-                                       + " (apt-get install -y --no-install-recommends prometheus) to run this check");
+        Promtool.require();
         metrics.subscribeRefused(Code.DRAINING);
+        metrics.publisherDialed(BrokerMetrics.DialResult.CONNECTED, Duration.ofMillis(2));
+        metrics.buildInfo("test");
         String text = scrape();
-        Process p = new ProcessBuilder(promtool.get().toString(), "check", "metrics")
-                .redirectErrorStream(true)
-                .start();
-        p.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(true, p.waitFor(60, TimeUnit.SECONDS), "promtool did not finish");
-        assertEquals(0, p.exitValue(), "promtool check metrics failed:\n" + out + "\n--- exposition:\n" + text);
-        assertEquals("", out.strip(), "promtool reported lint problems:\n" + out);
-    }
-
-    private static Optional<Path> promtool() {
-        String path = System.getenv().getOrDefault("PATH", "");
-        for (String dir : path.split(java.io.File.pathSeparator)) {
-            Path candidate = Path.of(dir, "promtool");
-            if (Files.isExecutable(candidate)) {
-                return Optional.of(candidate);
-            }
-        }
-        return Optional.empty();
+        String out = Promtool.run(Path.of("."), text.getBytes(StandardCharsets.UTF_8), "check", "metrics");
+        assertEquals("", out.strip(), "promtool reported lint problems:\n" + out + "\n--- exposition:\n" + text);
     }
 
     private String scrape() throws IOException, InterruptedException {
