@@ -151,6 +151,12 @@ public final class RelayRuntime implements BrokerRuntime {
             }
 
             @Override
+            public void subscribeOpened() {
+                // The relay reports the timed variant below; a count without a time still counts.
+                metrics.subscribeOpened();
+            }
+
+            @Override
             public void subscribeOpened(Duration sinceSubscribe) {
                 metrics.subscribeOpened(sinceSubscribe);
             }
