@@ -10,10 +10,13 @@ module io.continuum.broker.app {
     requires io.helidon.config;
     requires io.helidon.config.yaml;
     requires io.helidon.metrics.api;
+    requires micrometer.core;
     requires io.helidon.webserver.observe;
     requires io.helidon.webserver.observe.metrics;
     requires io.helidon.health;
     requires java.logging;
+    requires java.management;
+    requires jdk.management;
     requires jdk.unsupported;
 
     exports io.continuum.broker.app;

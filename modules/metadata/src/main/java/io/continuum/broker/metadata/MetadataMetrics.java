@@ -1,5 +1,7 @@
 package io.continuum.broker.metadata;
 
+import java.time.Duration;
+
 /**
  * Counter hooks of the metadata view (R-MET). Gauges ({@code metadata_synced},
  * {@code metadata_resources}, {@code metadata_publishers}) are read from
@@ -26,5 +28,13 @@ public interface MetadataMetrics {
      * @param reason why
      */
     default void watchRestarted(RestartReason reason) {
+    }
+
+    /**
+     * A namespace's list completed: every page read and the namespace's part of the snapshot committed.
+     *
+     * @param elapsed from the first page request to the commit
+     */
+    default void listed(Duration elapsed) {
     }
 }

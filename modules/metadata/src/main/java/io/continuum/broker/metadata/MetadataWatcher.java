@@ -2,10 +2,13 @@ package io.continuum.broker.metadata;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -75,6 +78,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
     private final MetadataParser parser;
     private final Catalog catalog;
     private final BiConsumer<String, Integer> pageObserver;
+    private final Clock clock;
 
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
     private final AtomicInteger unsynced;
@@ -104,6 +108,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         this.parser = new MetadataParser(b.limits);
         this.catalog = new Catalog(b.limits, b.metrics);
         this.pageObserver = b.pageObserver;
+        this.clock = b.clock;
         this.unsynced = new AtomicInteger(namespaces.size());
     }
 
@@ -195,6 +200,38 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
     }
 
     /**
+     * When the view was last known to be current with the API server, for the namespace that has gone
+     * longest without that: the oldest, across watched namespaces, of the last time each one committed a
+     * list, opened a watch from its resourceVersion, applied a watch event or bookmark, or saw the server end
+     * a watch at its timeout. Empty until every namespace has completed its initial list. While the API server
+     * answers, each namespace renews this at least once per watch timeout (5 minutes); during an outage it
+     * stands still while the last snapshot keeps serving (R-META 2).
+     *
+     * @return the oldest namespace's last confirmation, or empty before the initial sync
+     */
+    public Optional<Instant> lastSynced() {
+        long oldest = Long.MAX_VALUE;
+        for (Worker w : workers) {
+            long at = w.confirmedAtMillis;
+            if (at == 0) {
+                return Optional.empty();
+            }
+            oldest = Math.min(oldest, at);
+        }
+        return workers.isEmpty() || !synced ? Optional.empty() : Optional.of(Instant.ofEpochMilli(oldest));
+    }
+
+    /** One namespace's last confirmation (tests). */
+    Optional<Instant> lastSynced(String namespace) {
+        for (Worker w : workers) {
+            if (w.namespace.equals(namespace) && w.confirmedAtMillis != 0) {
+                return Optional.of(Instant.ofEpochMilli(w.confirmedAtMillis));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
      * The watched namespaces.
      *
      * @return namespaces
@@ -277,6 +314,8 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         private volatile Call current;
         private String resourceVersion;
         private boolean listed;
+        /** Wall-clock millis of the last confirmation that this namespace's view is current (0: never). */
+        private volatile long confirmedAtMillis;
 
         Worker(String namespace) {
             this.namespace = namespace;
@@ -292,6 +331,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
                     }
                     healthy = watch();
                     reason = RestartReason.CLOSED;
+                    confirmed(); // the server ended the watch at its timeout: current until now
                 } catch (Restart r) {
                     reason = r.reason;
                     resourceVersion = null; // relist (R-META 2: the snapshot stays until it commits)
@@ -332,6 +372,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         }
 
         private void list(Catalog.Listing listing) throws Restart {
+            long started = System.nanoTime();
             String token = null;
             String rv = null;
             int page = 0;
@@ -354,6 +395,8 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
             }
             listing.commit();
             resourceVersion = rv;
+            confirmed();
+            metrics.listed(Duration.ofNanos(System.nanoTime() - started));
             backoff.reset();
             if (!listed) {
                 listed = true;
@@ -373,10 +416,12 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
             boolean any = false;
             try (Response response = open(watchHttp.newCall(request));
                  MetadataParser.EventReader events = parser.events(body(response).byteStream())) {
+                confirmed(); // the server accepted the resourceVersion: nothing was missed up to now
                 MetadataParser.WatchEvent e;
                 while (!closed && (e = events.next()) != null) {
                     any = true;
                     apply(e);
+                    confirmed();
                 }
             } catch (IOException e) {
                 throw classify(e);
@@ -406,6 +451,10 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
                         : RestartReason.ERROR, "ERROR event, code " + object.statusCode());
                 default -> throw new Restart(RestartReason.ERROR, "unknown event type");
             }
+        }
+
+        private void confirmed() {
+            confirmedAtMillis = clock.millis();
         }
 
         private void advance(ParsedResource object) {
@@ -505,6 +554,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         private Limits limits = Limits.SPEC;
         private BiConsumer<String, Integer> pageObserver = (ns, items) -> {
         };
+        private Clock clock = Clock.systemUTC();
 
         private Builder() {
         }
@@ -585,6 +635,11 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
 
         Builder limits(Limits limits) {
             this.limits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 

@@ -35,6 +35,20 @@ final class CountingMetrics implements MetadataMetrics {
         }
     }
 
+    private final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
+
+    @Override
+    public void listed(Duration elapsed) {
+        if (elapsed.isNegative()) {
+            throw new AssertionError("negative list duration " + elapsed);
+        }
+        lists.incrementAndGet();
+    }
+
+    int lists() {
+        return lists.get();
+    }
+
     int skipCount(SkipReason reason) {
         lock.lock();
         try {

@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
+import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.relay.session.SessionLoop;
 import io.continuum.broker.relay.session.StreamRegistry;
@@ -50,10 +51,22 @@ public final class EventBroker implements AutoCloseable {
         UpstreamDialer dialer = new UpstreamDialer(filter, config.upstreamConnectTimeout(), t.upstreamConnectTotal(),
                 t.maxConcurrentDials(), SocketSettings.DEFAULTS, upstreamConnector);
         TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer);
-        TargetDialer targetDialer = target -> switch (check.checkAndConnect(target)) {
-            case Outcome.Connected c -> new TargetDialer.DialResult.Connected(c.socket());
-            case Outcome.Refused r -> new TargetDialer.DialResult.Refused(r.code(), r.reason());
-            case Outcome.Cancelled c -> throw new InterruptedException("subscribe aborted");
+        TargetDialer targetDialer = target -> {
+            long started = System.nanoTime();
+            Outcome outcome = check.checkAndConnect(target);
+            return switch (outcome) {
+                case Outcome.Connected c -> {
+                    metrics.publisherDialed(true, Duration.ofNanos(System.nanoTime() - started));
+                    yield new TargetDialer.DialResult.Connected(c.socket());
+                }
+                case Outcome.Refused r -> {
+                    if (r.code() == Code.UPSTREAM_CONNECT_FAILED) {
+                        metrics.publisherDialed(false, Duration.ofNanos(System.nanoTime() - started));
+                    }
+                    yield new TargetDialer.DialResult.Refused(r.code(), r.reason());
+                }
+                case Outcome.Cancelled c -> throw new InterruptedException("subscribe aborted");
+            };
         };
         this.loop = new SessionLoop(config, view, connector, targetDialer, metrics, registry, random, System::nanoTime,
                 RelayInfo.agent());

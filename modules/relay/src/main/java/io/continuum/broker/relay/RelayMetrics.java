@@ -1,5 +1,7 @@
 package io.continuum.broker.relay;
 
+import java.time.Duration;
+
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 
@@ -90,6 +92,43 @@ public interface RelayMetrics {
 
     /** A {@code subscribe} was answered with {@code stream_opened}. */
     default void subscribeOpened() {
+    }
+
+    /**
+     * A {@code subscribe} was answered with {@code stream_opened}, with the time it took. The relay calls
+     * this one; by default it counts through {@link #subscribeOpened()}.
+     *
+     * @param sinceSubscribe from the subscribe frame's arrival to {@code stream_opened}
+     */
+    default void subscribeOpened(Duration sinceSubscribe) {
+        subscribeOpened();
+    }
+
+    /**
+     * A session attempt was welcomed.
+     *
+     * @param sinceAttemptStart from the start of the attempt (before the TCP connect) to {@code welcome}
+     */
+    default void busConnected(Duration sinceAttemptStart) {
+    }
+
+    /**
+     * A publisher dial ended: connected, or refused with {@code upstream_connect_failed} (resolution or every
+     * connect attempt failed). Targets refused by a check before dialing are not reported.
+     *
+     * @param connected whether the socket connected
+     * @param elapsed   from the start of the checks to the connected socket or the failure
+     */
+    default void publisherDialed(boolean connected, Duration elapsed) {
+    }
+
+    /**
+     * An {@code error} frame arrived from the router, before or after {@code welcome}.
+     *
+     * @param code     its code ({@link Code#UNKNOWN} for codes this version does not know)
+     * @param terminal whether the router marked it terminal
+     */
+    default void routerError(Code code, boolean terminal) {
     }
 
     /**

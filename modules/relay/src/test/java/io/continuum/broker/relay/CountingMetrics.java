@@ -1,5 +1,6 @@
 package io.continuum.broker.relay;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -76,6 +77,32 @@ public final class CountingMetrics implements RelayMetrics {
     @Override
     public void ignoredFrame(String type) {
         add("ignored_frames_total{type=" + type + "}", 1);
+    }
+
+    @Override
+    public void subscribeOpened(Duration sinceSubscribe) {
+        add("subscribe_open_duration_seconds_count", 1);
+        add("subscribe_open_duration_nanos_sum", sinceSubscribe.toNanos());
+        subscribeOpened();
+    }
+
+    @Override
+    public void busConnected(Duration sinceAttemptStart) {
+        add("bus_connect_duration_seconds_count", 1);
+        add("bus_connect_duration_nanos_sum", sinceAttemptStart.toNanos());
+    }
+
+    @Override
+    public void publisherDialed(boolean connected, Duration elapsed) {
+        String result = connected ? "connected" : "failed";
+        add("publisher_dial_duration_seconds_count{result=" + result + "}", 1);
+        add("publisher_dial_duration_nanos_sum{result=" + result + "}", elapsed.toNanos());
+    }
+
+    @Override
+    public void routerError(Code code, boolean terminal) {
+        add("router_errors_total{code=" + code.wire() + "}", 1);
+        add("router_errors_total{code=" + code.wire() + ",terminal=" + terminal + "}", 1);
     }
 
     @Override

@@ -4,15 +4,20 @@ import io.continuum.broker.metadata.RestartReason;
 import io.continuum.broker.metadata.SkipReason;
 import io.continuum.broker.relay.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.RelayMetrics.Direction;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 
+import io.continuum.broker.protocol.BusProtocol;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 
@@ -22,6 +27,16 @@ import io.helidon.metrics.api.Meter;
 import io.helidon.metrics.api.MeterRegistry;
 import io.helidon.metrics.api.MetricsConfig;
 import io.helidon.metrics.api.Tag;
+import io.helidon.metrics.api.Timer;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmHeapPressureMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 
 /**
  * Every metric of the R-MET table, on a private Helidon (Micrometer) registry served at
@@ -30,8 +45,16 @@ import io.helidon.metrics.api.Tag;
  * Prometheus exposition appends it.
  *
  * <p>Counters are incremented through typed methods; gauges read suppliers bound later with the
- * {@code bind…} methods (they read 0 until bound), so the relay and the metadata view can be
- * created after this object.
+ * {@code bind…} methods (they read 0 until bound, timestamps NaN), so the relay and the metadata view
+ * can be created after this object.
+ *
+ * <p>Beside the broker's own families the registry carries the standard JVM and process meters of
+ * Micrometer's binders ({@code jvm_memory_*}, {@code jvm_gc_*}, {@code jvm_threads_*},
+ * {@code jvm_classes_*}, {@code process_files_*}, {@code process_uptime_seconds}, {@code process_start_time_seconds})
+ * and the process's CPU ({@code process_cpu_seconds_total}, {@code process_cpu_usage}): Helidon's own "base"
+ * meters lack file descriptors and process CPU. Their labels
+ * ({@code area}, {@code id}, {@code gc}, {@code action}, {@code cause}, {@code state}) take values from the
+ * JVM's fixed sets of memory pools, collectors, GC causes and thread states.
  */
 public final class BrokerMetrics implements AutoCloseable {
     /** Prefix of every metric name. */
@@ -51,6 +74,13 @@ public final class BrokerMetrics implements AutoCloseable {
     private final Map<Direction, Counter> relayedBytes = new EnumMap<>(Direction.class);
     private final Map<RestartReason, Counter> watchRestarts = new EnumMap<>(RestartReason.class);
     private final Map<SkipReason, Counter> skipped = new EnumMap<>(SkipReason.class);
+    private final Map<Code, Counter> routerErrors = new EnumMap<>(Code.class);
+    private final Timer subscribeOpen;
+    private final Map<DialResult, Timer> publisherDials = new EnumMap<>(DialResult.class);
+    private final Timer busConnect;
+    private final Timer metadataList;
+    private final List<AutoCloseable> binders = new ArrayList<>();
+    private final AtomicBoolean buildInfo = new AtomicBoolean();
 
     private final AtomicReference<BooleanSupplier> sessionConnected = new AtomicReference<>(() -> false);
     private final AtomicReference<LongSupplier> openStreams = new AtomicReference<>(() -> 0);
@@ -58,6 +88,48 @@ public final class BrokerMetrics implements AutoCloseable {
     private final AtomicReference<BooleanSupplier> metadataSynced = new AtomicReference<>(() -> false);
     private final AtomicReference<LongSupplier> metadataResources = new AtomicReference<>(() -> 0);
     private final AtomicReference<LongSupplier> metadataPublishers = new AtomicReference<>(() -> 0);
+    private final AtomicReference<DoubleSupplier> metadataLastSync = new AtomicReference<>(() -> Double.NaN);
+    private final AtomicReference<DoubleSupplier> caNotAfter = new AtomicReference<>(() -> Double.NaN);
+
+    /** {@code publisher_dial_duration_seconds{result}}. */
+    public enum DialResult {
+        /** The publisher socket connected. */
+        CONNECTED("connected"),
+        /** Name resolution or every connect attempt failed ({@code upstream_connect_failed}). */
+        FAILED("failed");
+
+        private final String label;
+
+        DialResult(String label) {
+            this.label = label;
+        }
+
+        /**
+         * Label value.
+         *
+         * @return label
+         */
+        public String label() {
+            return label;
+        }
+    }
+
+    /*
+     * Histogram buckets, in seconds, fitted to what each one measures (upper bounds; +Inf is added).
+     * Subscribe to stream_opened: checks, DNS (deadline 5 s), connect (10 s) and an HTTP/2 stream slot
+     * (5 s); in a cluster normally a few milliseconds.
+     */
+    static final Duration[] SUBSCRIBE_OPEN_BUCKETS = seconds(
+            0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30);
+    /** Publisher dial: checks, DNS and TCP connect to a Pod on the cluster network, bounded by the 10 s budget. */
+    static final Duration[] PUBLISHER_DIAL_BUCKETS = seconds(
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10);
+    /** Bus connect to welcome: TCP, TLS and HTTP/2 set-up plus hello/welcome across a WAN; bounded by bus_connect_timeout. */
+    static final Duration[] BUS_CONNECT_BUCKETS = seconds(
+            0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60);
+    /** Metadata list: every page of a namespace (32 resources each) from the API server, up to 16,384 resources. */
+    static final Duration[] METADATA_LIST_BUCKETS = seconds(
+            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120);
 
     private BrokerMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -106,6 +178,35 @@ public final class BrokerMetrics implements AutoCloseable {
             skipped.put(r, counter("metadata_skipped", "Skipped DynamoWorkerMetadata entries or resources by reason",
                                    "reason", r.label()));
         }
+        // Additions beyond the R-MET table (operations): distributions, router errors, expiry and staleness.
+        for (Code c : Code.values()) {
+            routerErrors.put(c, counter("router_errors", "error frames received from the router (terminal or not)"
+                    + " by code; codes this version does not know count as unknown", "code", c.wire()));
+        }
+        subscribeOpen = timer("subscribe_open_duration", "Seconds from a subscribe to its stream_opened",
+                              SUBSCRIBE_OPEN_BUCKETS, null, null);
+        for (DialResult r : DialResult.values()) {
+            publisherDials.put(r, timer("publisher_dial_duration", "Seconds to check, resolve and connect to a"
+                    + " publisher, by result (targets refused by a check are not dials)", PUBLISHER_DIAL_BUCKETS,
+                    "result", r.label()));
+        }
+        busConnect = timer("bus_connect_duration", "Seconds from the start of a session attempt (TCP connect) to"
+                + " welcome, for attempts that were welcomed", BUS_CONNECT_BUCKETS, null, null);
+        metadataList = timer("metadata_list_duration", "Seconds to list one watched namespace completely (every"
+                + " page, committed)", METADATA_LIST_BUCKETS, null, null);
+        gauge("metadata_last_sync_timestamp_seconds", "Unix time at which the metadata view was last known to be"
+              + " current, the oldest across watched namespaces (NaN before the initial sync)",
+              () -> metadataLastSync.get().getAsDouble());
+        gauge("ca_bundle_not_after_timestamp_seconds", "Unix time at which the first certificate of the CA bundle"
+              + " expires (NaN without a ca_file)", () -> caNotAfter.get().getAsDouble());
+    }
+
+    private static Duration[] seconds(double... upperBounds) {
+        Duration[] d = new Duration[upperBounds.length];
+        for (int i = 0; i < upperBounds.length; i++) {
+            d[i] = Duration.ofNanos(Math.round(upperBounds[i] * 1e9));
+        }
+        return d;
     }
 
     /**
@@ -116,9 +217,40 @@ public final class BrokerMetrics implements AutoCloseable {
     public static BrokerMetrics create() {
         // A private registry per process (tests create several; the broker one): silence Helidon's
         // duplicate-registry warning, which assumes a single global registry.
-        return new BrokerMetrics(MeterRegistry.create(MetricsConfig.builder()
-                                                              .warnOnMultipleRegistries(false)
-                                                              .build()));
+        BrokerMetrics m = new BrokerMetrics(MeterRegistry.create(MetricsConfig.builder()
+                                                                         .warnOnMultipleRegistries(false)
+                                                                         .build()));
+        m.bindJvmAndProcess();
+        return m;
+    }
+
+    /**
+     * Micrometer's standard binders on the registry's Micrometer side; the ones that hold JMX
+     * notification listeners (GC) are closed with this object.
+     */
+    private void bindJvmAndProcess() {
+        io.micrometer.core.instrument.MeterRegistry micrometer =
+                registry.unwrap(io.micrometer.core.instrument.MeterRegistry.class);
+        JvmGcMetrics gc = new JvmGcMetrics();
+        JvmHeapPressureMetrics pressure = new JvmHeapPressureMetrics();
+        binders.add(gc);
+        binders.add(pressure);
+        for (MeterBinder b : List.of(new JvmMemoryMetrics(), gc, pressure, new JvmThreadMetrics(),
+                                     new ClassLoaderMetrics(), new FileDescriptorMetrics(), new UptimeMetrics())) {
+            b.bindTo(micrometer);
+        }
+        // Not Micrometer's ProcessorMetrics: its process_cpu_time_ns_total and system_cpu_count fail promtool's
+        // lint (abbreviated unit, _count suffix on a gauge). The Prometheus client's own name instead.
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            FunctionCounter.builder("process.cpu", os, o -> o.getProcessCpuTime() / 1e9)
+                    .baseUnit("seconds")
+                    .description("CPU time used by the broker's process")
+                    .register(micrometer);
+            io.micrometer.core.instrument.Gauge.builder("process.cpu.usage", os,
+                                                        com.sun.management.OperatingSystemMXBean::getProcessCpuLoad)
+                    .description("Recent CPU usage of the broker's process, 0 to 1 of all processors available to it")
+                    .register(micrometer);
+        }
     }
 
     /**
@@ -244,6 +376,95 @@ public final class BrokerMetrics implements AutoCloseable {
     }
 
     /**
+     * A subscribe was answered with {@code stream_opened}, {@code elapsed} after it arrived: counts
+     * {@code subscribes_total{result="opened"}} and observes {@code subscribe_open_duration_seconds}.
+     *
+     * @param elapsed from the subscribe frame to stream_opened
+     */
+    public void subscribeOpened(Duration elapsed) {
+        subscribeOpened();
+        subscribeOpen.record(nonNegative(elapsed));
+    }
+
+    /**
+     * A publisher dial ended.
+     *
+     * @param result  connected or failed
+     * @param elapsed from the start of the checks to the connected socket or the failure
+     */
+    public void publisherDialed(DialResult result, Duration elapsed) {
+        publisherDials.get(result).record(nonNegative(elapsed));
+    }
+
+    /**
+     * A session attempt was welcomed.
+     *
+     * @param elapsed from the start of the attempt to {@code welcome}
+     */
+    public void busConnected(Duration elapsed) {
+        busConnect.record(nonNegative(elapsed));
+    }
+
+    /**
+     * A namespace's list completed and committed.
+     *
+     * @param elapsed from the first page request to the commit
+     */
+    public void metadataListed(Duration elapsed) {
+        metadataList.record(nonNegative(elapsed));
+    }
+
+    /**
+     * An {@code error} frame arrived from the router, terminal or not.
+     *
+     * @param code its code ({@link Code#UNKNOWN} for codes this version does not know)
+     */
+    public void routerError(Code code) {
+        routerErrors.get(code).increment();
+    }
+
+    /**
+     * Registers {@code build_info} (value 1) once; later calls are ignored.
+     *
+     * @param version broker version
+     */
+    public void buildInfo(String version) {
+        if (!buildInfo.compareAndSet(false, true)) {
+            return;
+        }
+        Gauge<Double> g = registry.getOrCreate(
+                Gauge.builder(PREFIX + "build_info", () -> 1.0)
+                        .description("Always 1; the labels name the build: broker version, Java runtime version,"
+                                     + " bus protocol version")
+                        .tags(List.of(Tag.create("version", version),
+                                      Tag.create("java_version", Runtime.version().toString()),
+                                      Tag.create("protocol_version", Integer.toString(BusProtocol.VERSION)))));
+        meters.add(g);
+    }
+
+    /**
+     * Binds {@code metadata_last_sync_timestamp_seconds}.
+     *
+     * @param epochSeconds Unix time of the view's last confirmed sync (oldest namespace), NaN before the first
+     */
+    public void bindMetadataLastSync(DoubleSupplier epochSeconds) {
+        metadataLastSync.set(epochSeconds);
+    }
+
+    /**
+     * Binds {@code ca_bundle_not_after_timestamp_seconds}.
+     *
+     * @param epochSeconds Unix time at which the bundle's first certificate expires, NaN when unknown
+     */
+    public void bindCaNotAfter(DoubleSupplier epochSeconds) {
+        caNotAfter.set(epochSeconds);
+    }
+
+    private static Duration nonNegative(Duration d) {
+        return d.isNegative() ? Duration.ZERO : d;
+    }
+
+    /**
      * Binds {@code session_connected}.
      *
      * @param source true while a session is welcomed
@@ -304,6 +525,14 @@ public final class BrokerMetrics implements AutoCloseable {
     public void close() {
         meters.forEach(registry::remove);
         meters.clear();
+        for (AutoCloseable b : binders) {
+            try {
+                b.close();
+            } catch (Exception ignored) {
+                // JMX listener removal only
+            }
+        }
+        binders.clear();
     }
 
     private Counter counter(String name, String description, String labelKey, String labelValue) {
@@ -314,6 +543,17 @@ public final class BrokerMetrics implements AutoCloseable {
         Counter c = registry.getOrCreate(b);
         meters.add(c);
         return c;
+    }
+
+    private Timer timer(String name, String description, Duration[] buckets, String labelKey, String labelValue) {
+        // No client-side percentiles (Helidon adds some by default): quantiles are computed in PromQL from the buckets.
+        Timer.Builder b = Timer.builder(PREFIX + name).description(description).buckets(buckets).percentiles(new double[0]);
+        if (labelKey != null) {
+            b.tags(List.of(Tag.create(labelKey, labelValue)));
+        }
+        Timer t = registry.getOrCreate(b);
+        meters.add(t);
+        return t;
     }
 
     private void gauge(String name, String description, java.util.function.Supplier<Number> value) {

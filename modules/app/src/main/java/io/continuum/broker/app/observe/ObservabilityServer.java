@@ -19,7 +19,7 @@ import io.helidon.webserver.observe.metrics.MetricsObserver;
  * (Prometheus text), {@code /healthz} (200 while the process runs, never tied to the router or the
  * API server), {@code /readyz} (503 until the metadata view's initial sync, 200 from then on, also
  * during later API outages) and {@code /statusz} (a small JSON snapshot). Nothing here ever sees the
- * credential.
+ * credential. It speaks plain HTTP/1.x as health checkers and scrapers expect ({@link PlainHttp1}).
  */
 public final class ObservabilityServer implements AutoCloseable {
     private final WebServer server;
@@ -48,6 +48,7 @@ public final class ObservabilityServer implements AutoCloseable {
         Objects.requireNonNull(ready);
         Objects.requireNonNull(status);
         AtomicBoolean readyLatch = new AtomicBoolean();
+        metrics.buildInfo(version);
         MetricsObserver metricsObserver = MetricsObserver.builder()
                 .endpoint("/metrics")
                 .meterRegistry(metrics.registry())
@@ -59,6 +60,9 @@ public final class ObservabilityServer implements AutoCloseable {
         WebServer server = WebServer.builder()
                 .featuresDiscoverServices(false)
                 .addFeature(observe)
+                // Plain HTTP/1.x only (PlainHttp1): Connection: close closes, HTTP/1.0 is answered.
+                .protocolsDiscoverServices(false)
+                .addConnectionSelector(PlainHttp1.create())
                 .host(listen.host())
                 .port(listen.port())
                 .routing(r -> r

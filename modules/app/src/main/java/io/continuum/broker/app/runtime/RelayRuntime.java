@@ -18,6 +18,7 @@ import io.continuum.broker.app.config.BrokerConfig;
 import io.continuum.broker.app.config.Cidr;
 import io.continuum.broker.app.observe.BrokerMetrics;
 import io.continuum.broker.app.observe.BrokerStatus;
+import io.continuum.broker.app.observe.CaBundleExpiry;
 import io.continuum.broker.app.secrets.CaBundle;
 import io.continuum.broker.app.secrets.CaBundleSource;
 import io.continuum.broker.metadata.MetadataMetrics;
@@ -74,6 +75,11 @@ public final class RelayRuntime implements BrokerRuntime {
                     public void watchRestarted(RestartReason reason) {
                         metrics.watchRestart(reason);
                     }
+
+                    @Override
+                    public void listed(Duration elapsed) {
+                        metrics.metadataListed(elapsed);
+                    }
                 });
         if (apiClient != null) {
             view.apiClient(apiClient);
@@ -104,6 +110,9 @@ public final class RelayRuntime implements BrokerRuntime {
         metrics.bindMetadataSynced(metadata::isSynced);
         metrics.bindMetadataResources(metadata::resourceCount);
         metrics.bindMetadataPublishers(metadata::publisherCount);
+        metrics.bindMetadataLastSync(() -> metadata.lastSynced().map(t -> t.toEpochMilli() / 1000.0).orElse(Double.NaN));
+        context.caBundle().ifPresent(ca -> metrics.bindCaNotAfter(
+                new CaBundleExpiry(ca, Clock.systemUTC(), CaBundleExpiry.DEFAULT_REFRESH)));
     }
 
     /** Re-reads and re-validates the CA bundle at every session attempt, and hands the relay PEM. */
@@ -143,7 +152,29 @@ public final class RelayRuntime implements BrokerRuntime {
 
             @Override
             public void subscribeOpened() {
+                // The relay reports the timed variant below; a count without a time still counts.
                 metrics.subscribeOpened();
+            }
+
+            @Override
+            public void subscribeOpened(Duration sinceSubscribe) {
+                metrics.subscribeOpened(sinceSubscribe);
+            }
+
+            @Override
+            public void busConnected(Duration sinceAttemptStart) {
+                metrics.busConnected(sinceAttemptStart);
+            }
+
+            @Override
+            public void publisherDialed(boolean connected, Duration elapsed) {
+                metrics.publisherDialed(connected ? BrokerMetrics.DialResult.CONNECTED : BrokerMetrics.DialResult.FAILED,
+                                        elapsed);
+            }
+
+            @Override
+            public void routerError(Code code, boolean terminal) {
+                metrics.routerError(code);
             }
 
             @Override

@@ -10,16 +10,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.continuum.broker.app.config.ListenAddress;
@@ -27,16 +27,17 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * R-MET: every metric of the table with its exact name and label set, every label value
- * pre-registered at zero, typed updates, and a valid Prometheus exposition (promtool).
+ * pre-registered at zero, typed updates, and a valid Prometheus exposition (promtool); the operations
+ * additions (histograms, router errors, build info, timestamps) and the JVM and process meters.
  */
 class BrokerMetricsTest {
     private static final String P = "continuum_event_broker_";
@@ -75,6 +76,24 @@ class BrokerMetricsTest {
                                               "invalid_endpoint", "oversized", "channel_cap", "publisher_cap",
                                               "resource_cap", "total_cap")))));
 
+    /** Additions beyond the R-MET table for operations (docs/operations.md): family -> label key -> values. */
+    private static final Map<String, Map<String, Set<String>>> OPERATIONS = new TreeMap<>(Map.ofEntries(
+            Map.entry(P + "router_errors_total", Map.of("code", CODES)),
+            Map.entry(P + "subscribe_open_duration_seconds", Map.of()),
+            Map.entry(P + "publisher_dial_duration_seconds", Map.of("result", Set.of("connected", "failed"))),
+            Map.entry(P + "bus_connect_duration_seconds", Map.of()),
+            Map.entry(P + "metadata_list_duration_seconds", Map.of()),
+            Map.entry(P + "metadata_last_sync_timestamp_seconds", Map.of()),
+            Map.entry(P + "ca_bundle_not_after_timestamp_seconds", Map.of()),
+            Map.entry(P + "build_info", Map.of("version", Set.of("test"),
+                                               "java_version", Set.of(Runtime.version().toString()),
+                                               "protocol_version", Set.of("1")))));
+
+    /** Histogram families: their _bucket, _count, _sum samples and Micrometer's _max gauge belong to them. */
+    private static final Set<String> HISTOGRAMS = Set.of(
+            P + "subscribe_open_duration_seconds", P + "publisher_dial_duration_seconds",
+            P + "bus_connect_duration_seconds", P + "metadata_list_duration_seconds");
+
     private BrokerMetrics metrics;
     private ObservabilityServer server;
 
@@ -95,23 +114,110 @@ class BrokerMetricsTest {
     }
 
     @Test
-    void exposesExactlyTheRMetFamiliesWithTheirLabelSetsAllAtZeroFromStartUp() throws Exception {
+    void exposesExactlyTheRMetAndOperationsFamiliesWithTheirLabelSetsFromStartUp() throws Exception {
         String text = scrape();
         Map<String, Map<String, Set<String>>> seen = new TreeMap<>();
         for (PrometheusText.Sample s : PrometheusText.samples(text)) {
             if (!s.name().startsWith(P)) {
                 continue;
             }
-            assertEquals(0.0, s.value(), "not zero at start-up: " + s);
-            Map<String, Set<String>> labels = seen.computeIfAbsent(s.name(), k -> new TreeMap<>());
+            String family = family(s.name());
+            if (family.equals(P + "build_info")) {
+                assertEquals(1.0, s.value(), "build_info is always 1");
+            } else if (family.endsWith("_timestamp_seconds")) {
+                assertTrue(Double.isNaN(s.value()), "a timestamp is NaN until known, not 0 (1970 would alert): " + s);
+            } else {
+                assertEquals(0.0, s.value(), "not zero at start-up: " + s);
+            }
+            Map<String, Set<String>> labels = seen.computeIfAbsent(family, k -> new TreeMap<>());
             s.labels().forEach((k, v) -> {
-                if (!k.equals("scope")) { // Helidon always adds scope="application"
+                if (!k.equals("scope") && !k.equals("le")) { // Helidon always adds scope="application"
                     labels.computeIfAbsent(k, x -> new TreeSet<>()).add(v);
                 }
             });
         }
-        assertEquals(R_MET.keySet(), seen.keySet());
-        R_MET.forEach((name, labels) -> assertEquals(labels, seen.get(name), name));
+        Map<String, Map<String, Set<String>>> expected = new TreeMap<>(R_MET);
+        expected.putAll(OPERATIONS);
+        assertEquals(expected.keySet(), seen.keySet());
+        expected.forEach((name, labels) -> assertEquals(labels, seen.get(name), name));
+    }
+
+    private static String family(String sample) {
+        for (String h : HISTOGRAMS) {
+            for (String suffix : List.of("_bucket", "_count", "_sum", "_max")) {
+                if (sample.equals(h + suffix)) {
+                    return h;
+                }
+            }
+        }
+        return sample;
+    }
+
+    @Test
+    void histogramsCountIntoTheirBucketsInSeconds() throws Exception {
+        metrics.publisherDialed(BrokerMetrics.DialResult.CONNECTED, Duration.ofMillis(3));
+        metrics.publisherDialed(BrokerMetrics.DialResult.FAILED, Duration.ofSeconds(10));
+        metrics.subscribeOpened(Duration.ofMillis(40));
+        metrics.busConnected(Duration.ofMillis(700));
+        metrics.metadataListed(Duration.ofSeconds(3));
+        metrics.subscribeOpened(Duration.ofNanos(-1)); // a clock step backwards counts as 0, never throws
+
+        String t = scrape();
+        String dial = P + "publisher_dial_duration_seconds";
+        assertEquals(0, bucket(t, dial + "_bucket", "result", "connected", "0.0025"));
+        assertEquals(1, bucket(t, dial + "_bucket", "result", "connected", "0.005"));
+        assertEquals(0.003, PrometheusText.value(t, dial + "_sum", "result", "connected"), 1e-9);
+        assertEquals(1, bucket(t, dial + "_bucket", "result", "failed", "10.0"));
+        assertEquals(0, bucket(t, dial + "_bucket", "result", "failed", "5.0"));
+        String open = P + "subscribe_open_duration_seconds";
+        assertEquals(2, PrometheusText.value(t, open + "_count", null, null));
+        assertEquals(1, bucket(t, open + "_bucket", null, null, "0.001"), "the clamped negative one");
+        assertEquals(2, bucket(t, open + "_bucket", null, null, "0.05"));
+        assertEquals(0, bucket(t, P + "bus_connect_duration_seconds_bucket", null, null, "0.5"));
+        assertEquals(1, bucket(t, P + "bus_connect_duration_seconds_bucket", null, null, "1.0"));
+        assertEquals(1, bucket(t, P + "metadata_list_duration_seconds_bucket", null, null, "5.0"));
+        assertEquals(0, bucket(t, P + "metadata_list_duration_seconds_bucket", null, null, "2.5"));
+    }
+
+    private static double bucket(String text, String name, String key, String value, String le) {
+        return PrometheusText.samples(text).stream()
+                .filter(s -> s.name().equals(name) && le.equals(s.labels().get("le")))
+                .filter(s -> key == null || value.equals(s.labels().get(key)))
+                .mapToDouble(PrometheusText.Sample::value)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no bucket " + name + " le=" + le + " in\n" + text));
+    }
+
+    @Test
+    void routerErrorsAndTimestampsAreExposed() throws Exception {
+        metrics.routerError(Code.SUPERSEDED);
+        metrics.routerError(Code.fromWire("a_code_from_the_future"));
+        metrics.bindMetadataLastSync(() -> 1_790_000_000.5);
+        metrics.bindCaNotAfter(() -> 1_800_000_000);
+        String t = scrape();
+        assertEquals(1, PrometheusText.value(t, P + "router_errors_total", "code", "superseded"));
+        assertEquals(1, PrometheusText.value(t, P + "router_errors_total", "code", "unknown"));
+        assertEquals(1_790_000_000.5, PrometheusText.value(t, P + "metadata_last_sync_timestamp_seconds", null, null));
+        assertEquals(1_800_000_000, PrometheusText.value(t, P + "ca_bundle_not_after_timestamp_seconds", null, null));
+    }
+
+    /** The standard JVM and process meters an operator's dashboards and the heap alert read. */
+    @Test
+    void jvmAndProcessMetersAreExposed() throws Exception {
+        String t = scrape();
+        Set<String> names = PrometheusText.samples(t).stream().map(PrometheusText.Sample::name)
+                .collect(Collectors.toSet());
+        for (String name : List.of("jvm_memory_used_bytes", "jvm_memory_max_bytes", "jvm_memory_committed_bytes",
+                                   "jvm_memory_usage_after_gc", "jvm_gc_overhead", "jvm_threads_live_threads",
+                                   "jvm_threads_states_threads", "jvm_classes_loaded_classes",
+                                   "process_files_open_files", "process_files_max_files", "process_cpu_seconds_total",
+                                   "process_cpu_usage", "process_uptime_seconds", "process_start_time_seconds")) {
+            assertTrue(names.contains(name), name + " missing from\n" + t);
+        }
+        assertTrue(PrometheusText.samples(t).stream()
+                           .filter(s -> s.name().equals("jvm_memory_max_bytes"))
+                           .filter(s -> "heap".equals(s.labels().get("area")))
+                           .anyMatch(s -> s.value() > 0), "a heap pool with a max: the heap alert's denominator");
     }
 
     @Test
@@ -180,37 +286,18 @@ class BrokerMetricsTest {
     }
 
     /**
-     * The exposition passes {@code promtool check metrics} (Prometheus's own parser and linter).
-     * CI installs it: {@code apt-get install -y --no-install-recommends prometheus}.
+     * The exposition passes {@code promtool check metrics} (Prometheus's own parser and linter). Skipped
+     * without promtool locally, required on CI ({@link Promtool}).
      */
     @Test
     void expositionPassesPromtoolCheckMetrics() throws Exception {
-        Optional<Path> promtool = promtool();
-        Assumptions.assumeTrue(promtool.isPresent(),
-                               "promtool not found on PATH: install Debian's prometheus package"
-                                       + " (apt-get install -y --no-install-recommends prometheus) to run this check");
+        Promtool.require();
         metrics.subscribeRefused(Code.DRAINING);
+        metrics.publisherDialed(BrokerMetrics.DialResult.CONNECTED, Duration.ofMillis(2));
+        metrics.buildInfo("test");
         String text = scrape();
-        Process p = new ProcessBuilder(promtool.get().toString(), "check", "metrics")
-                .redirectErrorStream(true)
-                .start();
-        p.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(true, p.waitFor(60, TimeUnit.SECONDS), "promtool did not finish");
-        assertEquals(0, p.exitValue(), "promtool check metrics failed:\n" + out + "\n--- exposition:\n" + text);
-        assertEquals("", out.strip(), "promtool reported lint problems:\n" + out);
-    }
-
-    private static Optional<Path> promtool() {
-        String path = System.getenv().getOrDefault("PATH", "");
-        for (String dir : path.split(java.io.File.pathSeparator)) {
-            Path candidate = Path.of(dir, "promtool");
-            if (Files.isExecutable(candidate)) {
-                return Optional.of(candidate);
-            }
-        }
-        return Optional.empty();
+        String out = Promtool.run(Path.of("."), text.getBytes(StandardCharsets.UTF_8), "check", "metrics");
+        assertEquals("", out.strip(), "promtool reported lint problems:\n" + out + "\n--- exposition:\n" + text);
     }
 
     private String scrape() throws IOException, InterruptedException {

@@ -83,6 +83,7 @@ public final class BusSession {
     private volatile SessionLimits limits;
     private volatile long lastFrameNanos;
     private volatile long welcomedAtNanos;
+    private volatile long handshakeStartedNanos;
     private volatile Frame.Drain drain;
     private volatile Duration retryAfter;
     private volatile AutoCloseable viewListener;
@@ -147,7 +148,9 @@ public final class BusSession {
     // ---------------------------------------------------------------- handshake (section 2)
 
     private boolean handshake() {
-        long deadline = System.nanoTime() + config.busConnectTimeout().toNanos();
+        long started = System.nanoTime();
+        handshakeStartedNanos = started;
+        long deadline = started + config.busConnectTimeout().toNanos();
         try {
             connection = connector.connect(endpoint);
         } catch (BusConnectException e) {
@@ -233,6 +236,7 @@ public final class BusSession {
                     switch (f) {
                         case Frame.Unknown u -> metrics.ignoredFrame("unknown");
                         case Frame.ErrorFrame err -> {
+                            metrics.routerError(err.code(), err.terminal());
                             return endSession(AttemptResult.REFUSED, EndReason.REFUSED,
                                     "router error before welcome: " + err.code().wire());
                         }
@@ -281,6 +285,7 @@ public final class BusSession {
         welcomedAtNanos = System.nanoTime();
         signal();
         metrics.sessionAttempt(AttemptResult.WELCOMED);
+        metrics.busConnected(Duration.ofNanos(welcomedAtNanos - handshakeStartedNanos));
         metrics.sessionConnected(true);
         registry.sessionWelcomed(this);
         LOG.info(() -> "event=session_welcomed session_id=" + sessionId + " heartbeat_ms="
@@ -358,6 +363,7 @@ public final class BusSession {
             }
             case Frame.Drain d -> startDrain(d);
             case Frame.ErrorFrame err -> {
+                metrics.routerError(err.code(), err.terminal());
                 if (err.terminal()) {
                     LOG.warning(() -> "event=router_error terminal=true code=" + err.code().wire());
                     endSession(AttemptResult.WELCOMED, EndReason.TERMINAL_ERROR, "terminal error " + err.code().wire());
@@ -634,7 +640,7 @@ public final class BusSession {
 
     void streamOpened(DataStream ds) {
         openStreams.incrementAndGet();
-        metrics.subscribeOpened();
+        metrics.subscribeOpened(ds.age()); // the stream's age is the time since its subscribe arrived
         registry.streamOpened(ds);
     }
 
