@@ -4,6 +4,7 @@ import io.continuum.broker.metadata.RestartReason;
 import io.continuum.broker.metadata.SkipReason;
 import io.continuum.broker.relay.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.RelayMetrics.Direction;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -29,9 +31,9 @@ import io.helidon.metrics.api.MetricsConfig;
 import io.helidon.metrics.api.Tag;
 import io.helidon.metrics.api.Timer;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmHeapPressureMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -225,19 +227,34 @@ public final class BrokerMetrics implements AutoCloseable {
     }
 
     /**
-     * Micrometer's standard binders on the registry's Micrometer side; the ones that hold JMX
-     * notification listeners (GC) are closed with this object.
+     * Micrometer's standard binders on the registry's Micrometer side; the one that holds a JMX
+     * notification listener (heap pressure) is closed with this object.
+     *
+     * <p>Every meter is registered here, once: none may be registered later from another thread. Helidon's
+     * registry takes its own lock, then Micrometer's, to register or remove a meter; a meter that Micrometer
+     * registers by itself reaches Helidon's lock through its meter-added hook, in the other order. That is
+     * why Micrometer's {@code JvmGcMetrics} is not bound: it registers a pause timer per kind of collection
+     * on the JMX notification thread when that kind first happens, and a collection during the server's
+     * start or stop deadlocked the two threads. Collections are counted from the collectors' own totals
+     * instead ({@code jvm_gc_collection_seconds}, registered up front per collector).
      */
     private void bindJvmAndProcess() {
         io.micrometer.core.instrument.MeterRegistry micrometer =
                 registry.unwrap(io.micrometer.core.instrument.MeterRegistry.class);
-        JvmGcMetrics gc = new JvmGcMetrics();
         JvmHeapPressureMetrics pressure = new JvmHeapPressureMetrics();
-        binders.add(gc);
         binders.add(pressure);
-        for (MeterBinder b : List.of(new JvmMemoryMetrics(), gc, pressure, new JvmThreadMetrics(),
+        for (MeterBinder b : List.of(new JvmMemoryMetrics(), pressure, new JvmThreadMetrics(),
                                      new ClassLoaderMetrics(), new FileDescriptorMetrics(), new UptimeMetrics())) {
             b.bindTo(micrometer);
+        }
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            // A bounded label: the JVM's collectors (two or three for G1).
+            FunctionTimer.builder("jvm.gc.collection", gc, GarbageCollectorMXBean::getCollectionCount,
+                                  GarbageCollectorMXBean::getCollectionTime, TimeUnit.MILLISECONDS)
+                    .tag("gc", gc.getName())
+                    .description("Collections by this collector and the time they took (its own totals; for a "
+                                 + "concurrent collector this includes concurrent phases, not only pauses)")
+                    .register(micrometer);
         }
         // Not Micrometer's ProcessorMetrics: its process_cpu_time_ns_total and system_cpu_count fail promtool's
         // lint (abbreviated unit, _count suffix on a gauge). The Prometheus client's own name instead.

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -208,7 +209,8 @@ class BrokerMetricsTest {
         Set<String> names = PrometheusText.samples(t).stream().map(PrometheusText.Sample::name)
                 .collect(Collectors.toSet());
         for (String name : List.of("jvm_memory_used_bytes", "jvm_memory_max_bytes", "jvm_memory_committed_bytes",
-                                   "jvm_memory_usage_after_gc", "jvm_gc_overhead", "jvm_threads_live_threads",
+                                   "jvm_memory_usage_after_gc", "jvm_gc_overhead", "jvm_gc_collection_seconds_count",
+                                   "jvm_gc_collection_seconds_sum", "jvm_threads_live_threads",
                                    "jvm_threads_states_threads", "jvm_classes_loaded_classes",
                                    "process_files_open_files", "process_files_max_files", "process_cpu_seconds_total",
                                    "process_cpu_usage", "process_uptime_seconds", "process_start_time_seconds")) {
@@ -218,6 +220,43 @@ class BrokerMetricsTest {
                            .filter(s -> s.name().equals("jvm_memory_max_bytes"))
                            .filter(s -> "heap".equals(s.labels().get("area")))
                            .anyMatch(s -> s.value() > 0), "a heap pool with a max: the heap alert's denominator");
+    }
+
+    /**
+     * Helidon's registry takes its own lock and then Micrometer's when it registers or removes a meter;
+     * a meter Micrometer registers by itself (a binder's lazy meter) takes them in the other order, through
+     * Helidon's meter-added hook. Micrometer's GC binder registered its pause timers lazily, on the JMX
+     * notification thread, the first time each kind of collection happened: a collection during the
+     * server's start or stop deadlocked both threads (seen: BrokerMetricsTest hung in
+     * ObservabilityServer.close). So every meter is registered up front, and a collection registers none.
+     *
+     * <p>JMX hands a GC notification to its listeners one after another on one thread, in the order they
+     * were added: when the listener added here has seen the collection, the broker's listeners have run.
+     */
+    @Test
+    void aGarbageCollectionRegistersNoMeter() throws Exception {
+        io.micrometer.core.instrument.MeterRegistry micrometer =
+                metrics.registry().unwrap(io.micrometer.core.instrument.MeterRegistry.class);
+        List<String> added = new java.util.concurrent.CopyOnWriteArrayList<>();
+        micrometer.config().onMeterAdded(m -> added.add(m.getId().getName() + m.getId().getTags()));
+        java.util.concurrent.CountDownLatch seen = new java.util.concurrent.CountDownLatch(1);
+        javax.management.NotificationListener listener = (n, handback) -> seen.countDown();
+        List<javax.management.NotificationEmitter> emitters = new ArrayList<>();
+        for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            if (gc instanceof javax.management.NotificationEmitter e) {
+                e.addNotificationListener(listener, null, null);
+                emitters.add(e);
+            }
+        }
+        try {
+            System.gc();
+            assertTrue(seen.await(30, java.util.concurrent.TimeUnit.SECONDS), "a GC notification");
+        } finally {
+            for (var e : emitters) {
+                e.removeNotificationListener(listener);
+            }
+        }
+        assertEquals(List.of(), added, "meters registered by a garbage collection");
     }
 
     @Test
