@@ -6,9 +6,13 @@
 # free loopback port (the bus is never dialed: the metadata view never syncs), fetches
 # /healthz, /readyz, /metrics and /statusz, and stops it with SIGTERM; the JVM writes the cache
 # on exit.
+#
+# CONTINUUM_EVENT_BROKER_AOT_OUTPUT=PATH writes the cache (and PATH.root) there instead of lib/:
+# the Debian postinst trains as the unprivileged service user, who cannot write lib/, and then
+# installs the result itself.
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)"
-cache="$root/lib/continuum-event-broker.aot"
+cache="${CONTINUUM_EVENT_BROKER_AOT_OUTPUT:-$root/lib/continuum-event-broker.aot}"
 command -v curl >/dev/null 2>&1 || { echo "aot-train: curl is needed" >&2; exit 1; }
 
 work="$(mktemp -d)"
