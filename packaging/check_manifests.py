@@ -28,7 +28,8 @@ Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
   term's selector matches the Pods of ALL identities there (a selector matching only its own Pod,
   or none, spreads nothing); one PodDisruptionBudget matches all of them with maxUnavailable 1
   (or minAvailable N-1), and no PodDisruptionBudget matches only some; the identities' config
-  checksums differ (one shared checksum restarts them together).
+  checksums differ (one shared checksum restarts them together); a ServiceMonitor/PodMonitor
+  reaches every identity on a port name that exists.
 --compare: for the same inputs the two renderings have the same kinds, and per identity the same
 container (image and names aside), probes, security contexts, placement rules, RBAC rules and
 NetworkPolicy rules.
@@ -189,6 +190,15 @@ def self_test(text, verbose=False):
         for dep in deployments(docs):
             dep["spec"]["template"]["metadata"].setdefault("annotations", {})["checksum/config"] = "0" * 64
 
+    if any(x.get("kind") in ("ServiceMonitor", "PodMonitor") for x in base):
+        mutations.update({
+            "monitor selecting one identity": lambda d: next(x for x in d if x.get("kind") in ("ServiceMonitor", "PodMonitor"))[
+                "spec"]["selector"].setdefault("matchLabels", {}).__setitem__(
+                    "app.kubernetes.io/instance", template_labels(deployments(d)[0])["app.kubernetes.io/instance"]),
+            "monitor on an unknown port": lambda d: [e.__setitem__("port", "http") for x in d
+                                                     if x.get("kind") in ("ServiceMonitor", "PodMonitor")
+                                                     for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")],
+        })
     if len(deployments(base)) > 1:
         mutations.update({
             "placement bug (spread on a label no Pod has, narrowed per identity)": old_production_spread,
@@ -679,6 +689,30 @@ def main(argv):
             bad(f"namespace {ns}: no PodDisruptionBudget covers the identities {names}: a node drain can evict all at once")
         if len(covering) > 1:
             bad(f"namespace {ns}: {len(covering)} PodDisruptionBudgets cover the brokers (the eviction API refuses such Pods)")
+        # Prometheus Operator monitors: every identity scraped, on a port that exists.
+        services = [d for d in kinds.get("Service", []) if ns_of(d) == ns]
+        for mon in kinds.get("ServiceMonitor", []) + kinds.get("PodMonitor", []):
+            if ns_of(mon) != ns:
+                continue
+            mname = f"{mon['kind']} {mon['metadata']['name']}"
+            msel = (mon.get("spec") or {}).get("selector")
+            if mon["kind"] == "PodMonitor":
+                matched = {q["name"] for q in group if selector_matches(msel, q["labels"])}
+                ports = [e.get("port") for e in mon["spec"].get("podMetricsEndpoints") or []]
+                known = {pt.get("name") for q in group for c in q["spec"].get("containers") or [] for pt in c.get("ports") or []}
+            else:
+                hit = [svc for svc in services if selector_matches(msel, (svc.get("metadata") or {}).get("labels") or {})]
+                matched = {q["name"] for q in group for svc in hit
+                           if (svc.get("spec") or {}).get("selector")
+                           and all(q["labels"].get(k) == v for k, v in svc["spec"]["selector"].items())}
+                ports = [e.get("port") for e in mon["spec"].get("endpoints") or []]
+                known = {pt.get("name") for svc in hit for pt in (svc.get("spec") or {}).get("ports") or []}
+            if matched != set(names):
+                bad(f"{mname}: selector {compact(msel)} reaches {sorted(matched) if matched else 'no broker Pod'}, "
+                    f"not every identity {names}")
+            for port in ports:
+                if port not in known:
+                    bad(f"{mname}: endpoint port {port!r} is not a port name of what it selects ({sorted(k for k in known if k)})")
         sums = {}
         for p in group:
             c = p["annotations"].get("checksum/config")
