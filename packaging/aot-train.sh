@@ -6,9 +6,20 @@
 # free loopback port (the bus is never dialed: the metadata view never syncs), fetches
 # /healthz, /readyz, /metrics and /statusz, and stops it with SIGTERM; the JVM writes the cache
 # on exit.
+#
+#   lib/aot-train [--output PATH]
+# --output writes the cache (and PATH.root) there instead of lib/: the Debian postinst trains as
+# the unprivileged service user, who cannot write lib/, and installs the result itself. (Not an
+# environment variable: the broker refuses unknown CONTINUUM_EVENT_BROKER_* variables.)
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)"
 cache="$root/lib/continuum-event-broker.aot"
+if [ "${1:-}" = --output ] && [ -n "${2:-}" ]; then
+    cache="$2"
+elif [ $# -gt 0 ]; then
+    echo "usage: aot-train [--output PATH]" >&2
+    exit 2
+fi
 command -v curl >/dev/null 2>&1 || { echo "aot-train: curl is needed" >&2; exit 1; }
 
 work="$(mktemp -d)"

@@ -4,7 +4,7 @@
 # Layout: /opt/continuum-event-broker (the runtime image: bin, runtime, lib),
 # /usr/bin/continuum-event-broker (symlink), /usr/share/man/man1/continuum-event-broker.1.gz,
 # /etc/continuum-event-broker/config.yaml.example, /lib/systemd/system/continuum-event-broker.service,
-# /usr/share/doc/continuum-event-broker/{README.md,copyright}. The maintainer scripts create the system user
+# /usr/share/doc/continuum-event-broker/{README.md,copyright,sbom.cdx.json}. The maintainer scripts create the system user
 # continuum-event-broker and train the AOT cache for /opt/continuum-event-broker.
 set -euo pipefail
 image="${1:?usage: build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR}"
@@ -29,6 +29,9 @@ install -m 0644 "$image/README.md" "$stage/usr/share/doc/$name/README.md"
 # Debian's machine-readable copyright file: the broker's Apache-2.0 license and those of the bundled
 # runtime and jars (the full Apache text is /usr/share/common-licenses/Apache-2.0 on every Debian system).
 install -m 0644 "$here/debian/copyright" "$stage/usr/share/doc/$name/copyright"
+# The CycloneDX SBOM of what the package installs (build.sh writes it into the runtime image).
+[ -f "$image/sbom.cdx.json" ] || { echo "build-deb: $image/sbom.cdx.json is missing" >&2; exit 1; }
+install -m 0644 "$image/sbom.cdx.json" "$stage/usr/share/doc/$name/sbom.cdx.json"
 
 installed_kb=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$deb_version/" -e "s/@ARCH@/$arch/" -e "s/@INSTALLED_SIZE@/$installed_kb/" \

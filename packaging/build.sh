@@ -14,7 +14,11 @@
 #    which is only valid in the directory it was trained in; run lib/aot-train after unpacking),
 #    with LICENSE (Apache-2.0), README.md, the man page and the example config,
 # 6. target/packaging/continuum-event-broker_DEBVERSION_amd64.deb (dpkg-deb; its copyright file is
-#    packaging/debian/copyright, Debian's machine-readable format).
+#    packaging/debian/copyright, Debian's machine-readable format),
+# 7. the CycloneDX SBOM (modules/app/target/bom.json from org.cyclonedx:cyclonedx-maven-plugin, plus
+#    the jlink runtime as a component) in the runtime image (sbom.cdx.json, so in the archive and
+#    the container image), in the .deb (/usr/share/doc/continuum-event-broker/sbom.cdx.json) and
+#    beside them as target/packaging/continuum-event-broker-VERSION.cdx.json.
 #
 # Check the .deb by installing it: packaging/test-deb.sh. The container image is built from the
 # archive by packaging/Dockerfile (see docs/deployment.md).
@@ -39,8 +43,8 @@ die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
 cd "$root"
 # shellcheck source=../bin/env.sh
 . bin/env.sh
-for tool in jlink jdeps dpkg-deb gzip tar curl; do
-    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is needed (JDK 25 for jlink/jdeps; apt-get install dpkg gzip tar curl)"
+for tool in jlink jdeps dpkg-deb gzip tar curl python3; do
+    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is needed (JDK 25 for jlink/jdeps; apt-get install dpkg gzip tar curl python3)"
 done
 
 if ! $skip_maven; then
@@ -100,6 +104,33 @@ install -m 0644 "$root/README.md" "$image/README.md"
 install -m 0644 "$root/LICENSE" "$image/LICENSE"
 printf '%s\n' "$version" > "$image/VERSION"
 
+# --- SBOM: the application's (Maven's resolved graph) plus the runtime jlink made ---------------
+[ -f "$app_target/bom.json" ] || die "modules/app/target/bom.json is missing (the cyclonedx-maven-plugin runs at package)"
+python3 - "$app_target/bom.json" "$image/runtime/release" "$modules_file" "$image/sbom.cdx.json" <<'PY'
+import json, sys
+bom_path, release_path, modules_path, out = sys.argv[1:5]
+bom = json.load(open(bom_path))
+release = dict(line.split("=", 1) for line in open(release_path).read().splitlines() if "=" in line)
+release = {k: v.strip('"') for k, v in release.items()}
+modules = [m.strip() for m in open(modules_path) if m.strip()]
+ref = "runtime:jlink:" + release.get("JAVA_VERSION", "unknown")
+runtime = {
+    "type": "platform", "bom-ref": ref, "name": "java-runtime (jlink)",
+    "version": release.get("JAVA_VERSION", "unknown"),
+    "publisher": release.get("IMPLEMENTOR", "unknown"),
+    "description": "Java runtime linked by jlink from the build JDK: runtime/ in the image",
+    "properties": [{"name": "jlink:module", "value": m} for m in modules],
+}
+bom.setdefault("components", []).append(runtime)
+app_ref = bom["metadata"]["component"]["bom-ref"]
+for dep in bom.setdefault("dependencies", []):
+    if dep.get("ref") == app_ref:
+        dep.setdefault("dependsOn", []).append(ref)
+json.dump(bom, open(out, "w"), indent=2)
+print(f"    SBOM: {len(bom['components'])} components (CycloneDX {bom['specVersion']})")
+PY
+cp "$image/sbom.cdx.json" "$out/$name-$version.cdx.json"
+
 # --- smoke test of the image ------------------------------------------------------------------
 say "smoke test of the runtime image"
 "$here/smoke-test.sh" "$image/bin/$name"
@@ -112,6 +143,7 @@ say "archive ${tarball#"$root"/}"
 tar -C "$out" --owner=0 --group=0 --numeric-owner --sort=name \
     --exclude='*.aot' --exclude='*.aot.root' -czf "$tarball" "$(basename "$image")"
 tar -tzf "$tarball" | grep -x "$(basename "$image")/LICENSE" > /dev/null || die "the archive lacks LICENSE"
+tar -tzf "$tarball" | grep -x "$(basename "$image")/sbom.cdx.json" > /dev/null || die "the archive lacks sbom.cdx.json"
 
 # --- Debian package ---------------------------------------------------------------------------
 say "Debian package"
@@ -126,6 +158,7 @@ fi
 say "done"
 printf '    runtime image  %s (%s; JRE %s)\n' "${image#"$root"/}" "$(du -sh "$image" | cut -f1)" "$(du -sh "$image/runtime" | cut -f1)"
 printf '    archive        %s (%s)\n' "${tarball#"$root"/}" "$(du -h "$tarball" | cut -f1)"
+printf '    SBOM           %s (CycloneDX; also inside the image, the archive and the .deb)\n' "target/packaging/$name-$version.cdx.json"
 for deb in "$out"/*.deb; do
     printf '    deb            %s (%s)\n' "${deb#"$root"/}" "$(du -h "$deb" | cut -f1)"
 done

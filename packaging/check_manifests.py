@@ -3,6 +3,8 @@
 
 usage: check_manifests.py [--identities N] [--require-namespace] NAME < rendered.yaml
        check_manifests.py --self-test < valid-rendered.yaml   (every mutation must be caught)
+       check_manifests.py --compare NAME_A A.yaml NAME_B B.yaml   (Kustomize and Helm agree)
+       check_manifests.py --compare-self-test A.yaml B.yaml      (every difference must be caught)
 
 Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
 - the kinds ServiceAccount, Role, RoleBinding, ConfigMap, Deployment, Service, NetworkPolicy are
@@ -17,9 +19,24 @@ Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
 - distinct client_ids (HA = distinct identities), N of them with --identities;
 - every watch namespace of every identity has a Role bound to that identity's ServiceAccount;
 - a NetworkPolicy selects every broker Pod, restricts Egress, and every egress rule names its
-  peers (no allow-all rule); DNS only on port 53.
+  peers (no allow-all rule) except the port-only API server rule (443/6443 only); DNS only on
+  port 53, node-local DNS (169.254.20.10) covered; ingress only from named peers (the monitoring
+  Pods), never from everywhere; no peer selector carries the broker's own labels (what
+  Kustomize's includeSelectors does to a DNS or monitoring peer);
+- placement, computed from the rendered Pods: with two or more identities in a namespace, every
+  Deployment has a hostname spread constraint or pod anti-affinity term, and every placement
+  term's selector matches the Pods of ALL identities there (a selector matching only its own Pod,
+  or none, spreads nothing); one PodDisruptionBudget matches all of them with maxUnavailable 1
+  (or minAvailable N-1), and no PodDisruptionBudget matches only some; the identities' config
+  checksums differ (one shared checksum restarts them together); a ServiceMonitor/PodMonitor
+  reaches every identity on a port name that exists.
+--compare: for the same inputs the two renderings have the same kinds, and per identity the same
+container (image and names aside), probes, security contexts, placement rules, RBAC rules and
+NetworkPolicy rules.
 Prints one line per finding; exits 1 on any.
 """
+import ipaddress
+import json
 import re
 import sys
 
@@ -28,6 +45,53 @@ import yaml
 ALLOWED_VERBS = {"get", "list", "watch"}
 REQUIRED_KINDS = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service", "NetworkPolicy"]
 CONFIG_PATH = "/etc/continuum-event-broker/config.yaml"
+API_SERVER_PORTS = {443, 6443}
+NODE_LOCAL_DNS = "169.254.20.10"
+HOSTNAME = "kubernetes.io/hostname"
+OPTIONAL_KINDS = {"PrometheusRule", "ServiceMonitor", "PodMonitor"}
+
+
+def compact(obj):
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def selector_matches(selector, labels):
+    """A Kubernetes LabelSelector against a Pod's labels. None matches nothing; {} everything."""
+    if selector is None:
+        return False
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def placement_terms(pod):
+    """(description, topologyKey, labelSelector, namespaces or None) of every spread/anti-affinity term."""
+    terms = []
+    for i, t in enumerate(pod.get("topologySpreadConstraints") or []):
+        terms.append((f"topologySpreadConstraints[{i}] ({t.get('topologyKey')}, {t.get('whenUnsatisfiable')})",
+                      t.get("topologyKey"), t.get("labelSelector"), None))
+    anti = (pod.get("affinity") or {}).get("podAntiAffinity") or {}
+    for i, t in enumerate(anti.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
+        terms.append((f"podAntiAffinity required[{i}] ({t.get('topologyKey')})", t.get("topologyKey"),
+                      t.get("labelSelector"), t.get("namespaces")))
+    for i, w in enumerate(anti.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        t = w.get("podAffinityTerm") or {}
+        terms.append((f"podAntiAffinity preferred[{i}] ({t.get('topologyKey')})", t.get("topologyKey"),
+                      t.get("labelSelector"), t.get("namespaces")))
+    return terms
 
 
 def duration_seconds(text):
@@ -38,7 +102,7 @@ def duration_seconds(text):
     return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
 
 
-def self_test(text):
+def self_test(text, verbose=False):
     """Mutates valid rendered manifests and asserts that every mutation is caught."""
     import copy
     import io
@@ -69,8 +133,85 @@ def self_test(text):
             {"name": "CONTINUUM_EVENT_BROKER_CREDENTIAL", "valueFrom": {"secretKeyRef": {"name": "x", "key": "y"}}}),
         "no limits": lambda d: container(d)["resources"].pop("limits"),
         "allow-all egress": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append({}),
+        "port-only rule beyond the API server": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append(
+            {"ports": [{"port": 443, "protocol": "TCP"}, {"port": 8080, "protocol": "TCP"}]}),
+        "metrics open to every source": lambda d: [r.pop("from", None) for r in first(d, "NetworkPolicy")["spec"]["ingress"]],
+        "no node-local DNS": lambda d: [r.__setitem__("to", [p for p in r.get("to") or [] if "ipBlock" not in p])
+                                        for r in first(d, "NetworkPolicy")["spec"]["egress"]
+                                        if any(p.get("port") == 53 for p in r.get("ports") or [])],
+        # What Kustomize's includeSelectors did to selector peers: the broker's own label added.
+        "DNS peer narrowed by the broker's labels": lambda d: [
+            p["podSelector"].setdefault("matchLabels", {}).__setitem__("app.kubernetes.io/name", "continuum-event-broker")
+            for r in first(d, "NetworkPolicy")["spec"]["egress"] for p in r.get("to") or [] if "podSelector" in p],
         "ClusterRole": lambda d: d.append({"kind": "ClusterRole", "metadata": {"name": "x"}, "rules": []}),
     }
+
+    def deployments(docs):
+        return [x for x in docs if x.get("kind") == "Deployment"]
+
+    def template_labels(dep):
+        return dep["spec"]["template"]["metadata"]["labels"]
+
+    def spreads(docs):
+        return [c for dep in deployments(docs) for c in dep["spec"]["template"]["spec"].get("topologySpreadConstraints") or []]
+
+    def old_production_spread(docs):
+        # The rendering this checker once passed: the spread selected name + environment (a label
+        # no Pod carried) and each identity overlay added its own instance label to it.
+        for dep in deployments(docs):
+            labels = template_labels(dep)
+            labels.pop("environment", None)
+            dep["spec"]["template"]["spec"]["topologySpreadConstraints"] = [{
+                "maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": labels["app.kubernetes.io/name"],
+                                                  "app.kubernetes.io/instance": labels["app.kubernetes.io/instance"],
+                                                  "environment": "production"}}}]
+
+    def own_instance_in_spread(docs):
+        for dep in deployments(docs):
+            for c in dep["spec"]["template"]["spec"].get("topologySpreadConstraints") or []:
+                c["labelSelector"].setdefault("matchLabels", {})["app.kubernetes.io/instance"] = \
+                    template_labels(dep)["app.kubernetes.io/instance"]
+
+    def anti_affinity_on_itself(docs):
+        for dep in deployments(docs):
+            spec = dep["spec"]["template"]["spec"]
+            spec.pop("topologySpreadConstraints", None)
+            spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                "weight": 100, "podAffinityTerm": {"topologyKey": HOSTNAME, "labelSelector": {
+                    "matchLabels": dict(dep["spec"]["selector"]["matchLabels"])}}}]}}
+
+    def pdb_per_identity(docs):
+        pdb = first(docs, "PodDisruptionBudget")
+        dep = deployments(docs)[0]
+        pdb["spec"]["selector"] = {"matchLabels": dict(dep["spec"]["selector"]["matchLabels"])}
+
+    def shared_checksum(docs):
+        for dep in deployments(docs):
+            dep["spec"]["template"]["metadata"].setdefault("annotations", {})["checksum/config"] = "0" * 64
+
+    if any(x.get("kind") in ("ServiceMonitor", "PodMonitor") for x in base):
+        mutations.update({
+            "monitor selecting one identity": lambda d: next(x for x in d if x.get("kind") in ("ServiceMonitor", "PodMonitor"))[
+                "spec"]["selector"].setdefault("matchLabels", {}).__setitem__(
+                    "app.kubernetes.io/instance", template_labels(deployments(d)[0])["app.kubernetes.io/instance"]),
+            "monitor on an unknown port": lambda d: [e.__setitem__("port", "http") for x in d
+                                                     if x.get("kind") in ("ServiceMonitor", "PodMonitor")
+                                                     for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")],
+        })
+    if len(deployments(base)) > 1:
+        mutations.update({
+            "placement bug (spread on a label no Pod has, narrowed per identity)": old_production_spread,
+            "spread selector narrowed to its own identity": own_instance_in_spread,
+            "zone spread matching nothing": lambda d: [c["labelSelector"].setdefault("matchLabels", {}).__setitem__("environment", "nowhere")
+                                                       for c in spreads(d) if c["topologyKey"] != HOSTNAME],
+            "no spread": lambda d: [dep["spec"]["template"]["spec"].pop("topologySpreadConstraints", None) for dep in deployments(d)],
+            "anti-affinity on its own Pod only": anti_affinity_on_itself,
+            "no PodDisruptionBudget": lambda d: d.remove(first(d, "PodDisruptionBudget")),
+            "PodDisruptionBudget per identity": pdb_per_identity,
+            "PodDisruptionBudget maxUnavailable 2": lambda d: first(d, "PodDisruptionBudget")["spec"].__setitem__("maxUnavailable", 2),
+            "one config checksum for all identities": shared_checksum,
+        })
     failures = 0
     for label, mutate in mutations.items():
         docs = copy.deepcopy(base)
@@ -86,9 +227,134 @@ def self_test(text):
         if rc == 0:
             print(f"  FAIL self-test: the mutation '{label}' was not detected")
             failures += 1
+        elif verbose:
+            print(f"       {label}: {out.getvalue().splitlines()[0].split(': ', 1)[1]}")
     if not failures:
-        print(f"  ok   self-test: all {len(mutations)} mutations of valid manifests were detected")
+        print(f"  ok   self-test: all {len(mutations)} mutations of valid manifests were detected"
+              f" ({len(deployments(base))} identit{'y' if len(deployments(base)) == 1 else 'ies'})")
     return 1 if failures else 0
+
+
+def normalized(docs):
+    """What must agree between two renderings of the same inputs, keyed by identity (client_id)."""
+    kinds = sorted({d.get("kind") for d in docs} - OPTIONAL_KINDS)
+    configmaps = {(d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in docs if d.get("kind") == "ConfigMap"}
+
+    def rule_set(rules):
+        return "; ".join(sorted(f"{','.join(r.get('apiGroups') or [])}/{','.join(r.get('resources') or [])}: "
+                                f"{','.join(sorted(r.get('verbs') or []))}" for r in rules or []))
+
+    def np_rule(rule, side):
+        peers = sorted(compact(p) for p in rule.get(side) or [])
+        ports = sorted(compact({"port": p.get("port"), "protocol": p.get("protocol", "TCP")}) for p in rule.get("ports") or [])
+        return compact({"peers": peers, "ports": ports})
+
+    identities = {}
+    for dep in (d for d in docs if d.get("kind") == "Deployment"):
+        ns = dep["metadata"].get("namespace")
+        pod = dep["spec"]["template"]["spec"]
+        c = dict(pod["containers"][0])
+        c.pop("image", None)
+        c["volumeMounts"] = sorted(compact(m) for m in c.get("volumeMounts") or [])
+        client_id = None
+        for v in pod.get("volumes") or []:
+            cm = configmaps.get((ns, (v.get("configMap") or {}).get("name")))
+            if cm and "config.yaml" in (cm.get("data") or {}):
+                client_id = (yaml.safe_load(cm["data"]["config.yaml"]) or {}).get("client_id")
+        labels = dep["spec"]["template"]["metadata"].get("labels") or {}
+        policies = [n for n in docs if n.get("kind") == "NetworkPolicy" and n["metadata"].get("namespace") == ns
+                    and selector_matches(n["spec"].get("podSelector"), labels)]
+        identities[client_id] = {
+            "deployment": {"replicas": dep["spec"].get("replicas"), "strategy": dep["spec"].get("strategy")},
+            "container": c,
+            "pod": {k: pod.get(k) for k in ("securityContext", "terminationGracePeriodSeconds", "enableServiceLinks",
+                                            "automountServiceAccountToken", "priorityClassName")},
+            "placement": sorted(compact({k: t.get(k) for k in ("maxSkew", "topologyKey", "whenUnsatisfiable")})
+                                for t in pod.get("topologySpreadConstraints") or []),
+            "networkpolicy": [{"policyTypes": sorted(n["spec"].get("policyTypes") or []),
+                               "ingress": sorted(np_rule(r, "from") for r in n["spec"].get("ingress") or []),
+                               "egress": sorted(np_rule(r, "to") for r in n["spec"].get("egress") or [])} for n in policies],
+        }
+    # The grants per namespace (Kustomize may render one Role per identity where Helm shares one).
+    roles = sorted({f"{r['metadata'].get('namespace')}: {rule_set(r.get('rules'))}" for r in docs if r.get("kind") == "Role"})
+    pdbs = sorted(compact({k: v for k, v in d["spec"].items() if k != "selector"})
+                  for d in docs if d.get("kind") == "PodDisruptionBudget")
+    return {"kinds": kinds, "identities": identities, "roles": roles, "pdbs": pdbs}
+
+
+def compare_self_test(path_a, path_b):
+    """Each mutation of one of two agreeing renderings must make --compare fail."""
+    import copy
+    import io
+    docs_b = [d for d in yaml.safe_load_all(open(path_b)) if d]
+
+    def first(docs, kind):
+        return next(d for d in docs if d.get("kind") == kind)
+
+    def container(docs):
+        return first(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+
+    mutations = {
+        "probe period": lambda d: container(d)["readinessProbe"].__setitem__("periodSeconds", 30),
+        "extra env": lambda d: container(d).setdefault("env", []).append({"name": "JDK_JAVA_OPTIONS", "value": "-Xmx1g"}),
+        "pod security context": lambda d: first(d, "Deployment")["spec"]["template"]["spec"]["securityContext"].__setitem__("runAsUser", 1000),
+        "container security context": lambda d: container(d)["securityContext"].__setitem__("readOnlyRootFilesystem", False),
+        "hard spread": lambda d: first(d, "Deployment")["spec"]["template"]["spec"]["topologySpreadConstraints"][0].__setitem__("whenUnsatisfiable", "DoNotSchedule"),
+        "Role verb": lambda d: first(d, "Role")["rules"][0]["verbs"].append("create"),
+        "NetworkPolicy router port": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append(
+            {"to": [{"ipBlock": {"cidr": "203.0.113.99/32"}}], "ports": [{"port": 8443, "protocol": "TCP"}]}),
+        "NetworkPolicy metrics source": lambda d: first(d, "NetworkPolicy")["spec"]["ingress"][0].__setitem__(
+            "from", [{"namespaceSelector": {}}]),
+        "no PodDisruptionBudget": lambda d: d.remove(first(d, "PodDisruptionBudget")),
+        "extra kind": lambda d: d.append({"kind": "Secret", "metadata": {"name": "x"}}),
+    }
+    failures = 0
+    for label, mutate in mutations.items():
+        docs = copy.deepcopy(docs_b)
+        mutate(docs)
+        real = sys.stdout
+        sys.stdout = io.StringIO()
+        try:
+            rc = compare("a", path_a, "b", io.StringIO(yaml.safe_dump_all(docs)))
+        finally:
+            sys.stdout = real
+        if rc == 0:
+            print(f"  FAIL compare self-test: the difference '{label}' was not detected")
+            failures += 1
+    if not failures:
+        print(f"  ok   compare self-test: all {len(mutations)} differences were detected")
+    return 1 if failures else 0
+
+
+def compare(name_a, path_a, name_b, path_b):
+    """Kustomize and Helm, for the same inputs, must render the same things (names and labels aside)."""
+    def load(p):
+        return [d for d in yaml.safe_load_all(p if hasattr(p, "read") else open(p)) if d]
+    a = normalized(load(path_a))
+    b = normalized(load(path_b))
+    problems = []
+
+    def diff(where, x, y):
+        if isinstance(x, dict) and isinstance(y, dict):
+            for k in sorted(set(x) | set(y), key=str):
+                diff(f"{where}.{k}", x.get(k), y.get(k))
+        elif x != y:
+            problems.append(f"{where}: {name_a} {compact(x)} / {name_b} {compact(y)}")
+
+    diff("kinds", a["kinds"], b["kinds"])
+    diff("Role rules", a["roles"], b["roles"])
+    diff("PodDisruptionBudget", a["pdbs"], b["pdbs"])
+    if sorted(a["identities"], key=str) != sorted(b["identities"], key=str):
+        problems.append(f"identities: {name_a} {sorted(a['identities'], key=str)} / {name_b} {sorted(b['identities'], key=str)}")
+    for cid in sorted(set(a["identities"]) & set(b["identities"]), key=str):
+        diff(f"identity {cid}", a["identities"][cid], b["identities"][cid])
+    for p in problems:
+        print(f"  FAIL compare {name_a} ~ {name_b}: {p}")
+    if not problems:
+        print(f"  ok   compare {name_a} ~ {name_b}: same kinds {a['kinds']}, and per identity "
+              f"{sorted(a['identities'], key=str)} the same container, probes, security contexts, placement, "
+              "RBAC and NetworkPolicy rules")
+    return 1 if problems else 0
 
 
 def main(argv):
@@ -158,6 +424,15 @@ def main(argv):
     configmaps = {(ns_of(c), c["metadata"]["name"]): c for c in kinds.get("ConfigMap", [])}
     policies = kinds.get("NetworkPolicy", [])
     client_ids = {}
+
+    # The Pods the Deployments render (one replica each): what the placement and disruption
+    # selectors are evaluated against.
+    pods = []
+    for dep in kinds.get("Deployment", []):
+        t = dep.get("spec", {}).get("template", {})
+        meta = t.get("metadata") or {}
+        pods.append({"ns": ns_of(dep), "name": dep["metadata"]["name"], "labels": meta.get("labels") or {},
+                     "annotations": meta.get("annotations") or {}, "spec": t.get("spec") or {}})
 
     # --- Deployments ----------------------------------------------------------------------------
     for dep in kinds.get("Deployment", []):
@@ -315,22 +590,137 @@ def main(argv):
                 selecting.append(np)
         if not selecting:
             bad(f"{where}: no NetworkPolicy selects its Pods")
+        own = {k: pod_labels.get(k) for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance") if pod_labels.get(k)}
+
+        def own_labels_in(peer, where_):
+            sel = (peer.get("podSelector") or {}).get("matchLabels") or {}
+            carried = {k: v for k, v in sel.items() if own.get(k) == v}
+            if carried:
+                bad(f"{where_}: its podSelector carries the broker's own labels {carried}, so it matches no "
+                    "DNS or monitoring Pod (a Kustomize labels/includeSelectors transformer?)")
+
         for np in selecting:
             nps = np["spec"]
+            npname = f"NetworkPolicy {np['metadata']['name']}"
             if "Egress" not in (nps.get("policyTypes") or []):
-                bad(f"NetworkPolicy {np['metadata']['name']}: Egress is not restricted")
+                bad(f"{npname}: Egress is not restricted")
+            node_local_dns = False
             for i, rule in enumerate(nps.get("egress") or []):
                 peers = rule.get("to") or []
+                ports = {(p.get("port"), p.get("protocol", "TCP")) for p in rule.get("ports") or []}
                 if not peers:
-                    bad(f"NetworkPolicy {np['metadata']['name']}: egress rule {i} allows every destination")
+                    # The port-only API server rule (managed clusters): any address, API server ports only.
+                    if not ports or any(p[0] not in API_SERVER_PORTS for p in ports):
+                        bad(f"{npname}: egress rule {i} allows every destination"
+                            + (f" on ports {sorted(p[0] for p in ports)}" if ports else ""))
+                    continue
                 for peer in peers:
                     cidr = (peer.get("ipBlock") or {}).get("cidr")
                     if cidr in ("0.0.0.0/0", "::/0"):
-                        bad(f"NetworkPolicy {np['metadata']['name']}: egress rule {i} allows {cidr}")
+                        bad(f"{npname}: egress rule {i} allows {cidr}")
+                    if cidr and ports and all(p[0] == 53 for p in ports):
+                        try:
+                            if ipaddress.ip_address(NODE_LOCAL_DNS) in ipaddress.ip_network(cidr, strict=False):
+                                node_local_dns = True
+                        except ValueError:
+                            bad(f"{npname}: egress rule {i}: {cidr} is not a CIDR")
                     if "namespaceSelector" in peer or "podSelector" in peer:
-                        ports = {(p.get("port"), p.get("protocol", "TCP")) for p in rule.get("ports") or []}
                         if not ports or any(p[0] != 53 for p in ports):
-                            bad(f"NetworkPolicy {np['metadata']['name']}: egress rule {i} to selected Pods is not DNS-only (port 53)")
+                            bad(f"{npname}: egress rule {i} to selected Pods is not DNS-only (port 53)")
+                        own_labels_in(peer, f"{npname}: egress rule {i}")
+            if not node_local_dns:
+                bad(f"{npname}: no egress to node-local DNS ({NODE_LOCAL_DNS}) on port 53: Pods of clusters with "
+                    "NodeLocal DNSCache could not resolve")
+            if "Ingress" not in (nps.get("policyTypes") or []):
+                bad(f"{npname}: Ingress is not restricted")
+            for i, rule in enumerate(nps.get("ingress") or []):
+                sources = rule.get("from") or []
+                if not sources:
+                    bad(f"{npname}: ingress rule {i} admits every source (the metrics port serves /statusz, "
+                        "which lists targets): name the monitoring namespace/Pods")
+                if not rule.get("ports"):
+                    bad(f"{npname}: ingress rule {i} opens every port")
+                for peer in sources:
+                    if (peer.get("ipBlock") or {}).get("cidr") in ("0.0.0.0/0", "::/0"):
+                        bad(f"{npname}: ingress rule {i} admits every address")
+                    own_labels_in(peer, f"{npname}: ingress rule {i}")
+
+    # --- Placement and disruption, across identities -----------------------------------------
+    by_ns = {}
+    for p in pods:
+        by_ns.setdefault(p["ns"], []).append(p)
+    for ns, group in by_ns.items():
+        names = sorted(p["name"] for p in group)
+        for p in group:
+            where = f"Deployment {ns + '/' if ns else ''}{p['name']}"
+            spread_on_hosts = False
+            for desc, key, sel, namespaces in placement_terms(p["spec"]):
+                if namespaces and ns not in namespaces:
+                    matched = set()
+                else:
+                    matched = {q["name"] for q in group if selector_matches(sel, q["labels"])}
+                if set(names) - matched:
+                    bad(f"{where}: {desc}: selector {compact(sel)} matches the Pods of "
+                        f"{sorted(matched) if matched else 'no Deployment'}, not of every identity {names}: it spreads nothing")
+                elif key == HOSTNAME:
+                    spread_on_hosts = True
+            if len(group) > 1 and not spread_on_hosts:
+                bad(f"{where}: no topology spread constraint or pod anti-affinity on {HOSTNAME} that covers "
+                    f"the identities {names}: they can all land on one node")
+        covering = []
+        for pdb in kinds.get("PodDisruptionBudget", []):
+            if ns_of(pdb) != ns:
+                continue
+            pname = f"PodDisruptionBudget {pdb['metadata']['name']}"
+            pspec = pdb.get("spec") or {}
+            matched = {q["name"] for q in group if selector_matches(pspec.get("selector"), q["labels"])}
+            if matched != set(names):
+                bad(f"{pname}: selector {compact(pspec.get('selector'))} matches "
+                    f"{sorted(matched) if matched else 'no broker Pod'}, not every identity {names} "
+                    "(a budget per identity lets a drain evict all of them)")
+                continue
+            covering.append(pdb)
+            if "maxUnavailable" in pspec:
+                if pspec["maxUnavailable"] != 1:
+                    bad(f"{pname}: maxUnavailable {pspec['maxUnavailable']}, expected 1")
+            elif pspec.get("minAvailable") != len(group) - 1:
+                bad(f"{pname}: minAvailable {pspec.get('minAvailable')}, expected {len(group) - 1} (or maxUnavailable 1)")
+        if len(group) > 1 and not covering:
+            bad(f"namespace {ns}: no PodDisruptionBudget covers the identities {names}: a node drain can evict all at once")
+        if len(covering) > 1:
+            bad(f"namespace {ns}: {len(covering)} PodDisruptionBudgets cover the brokers (the eviction API refuses such Pods)")
+        # Prometheus Operator monitors: every identity scraped, on a port that exists.
+        services = [d for d in kinds.get("Service", []) if ns_of(d) == ns]
+        for mon in kinds.get("ServiceMonitor", []) + kinds.get("PodMonitor", []):
+            if ns_of(mon) != ns:
+                continue
+            mname = f"{mon['kind']} {mon['metadata']['name']}"
+            msel = (mon.get("spec") or {}).get("selector")
+            if mon["kind"] == "PodMonitor":
+                matched = {q["name"] for q in group if selector_matches(msel, q["labels"])}
+                ports = [e.get("port") for e in mon["spec"].get("podMetricsEndpoints") or []]
+                known = {pt.get("name") for q in group for c in q["spec"].get("containers") or [] for pt in c.get("ports") or []}
+            else:
+                hit = [svc for svc in services if selector_matches(msel, (svc.get("metadata") or {}).get("labels") or {})]
+                matched = {q["name"] for q in group for svc in hit
+                           if (svc.get("spec") or {}).get("selector")
+                           and all(q["labels"].get(k) == v for k, v in svc["spec"]["selector"].items())}
+                ports = [e.get("port") for e in mon["spec"].get("endpoints") or []]
+                known = {pt.get("name") for svc in hit for pt in (svc.get("spec") or {}).get("ports") or []}
+            if matched != set(names):
+                bad(f"{mname}: selector {compact(msel)} reaches {sorted(matched) if matched else 'no broker Pod'}, "
+                    f"not every identity {names}")
+            for port in ports:
+                if port not in known:
+                    bad(f"{mname}: endpoint port {port!r} is not a port name of what it selects ({sorted(k for k in known if k)})")
+        sums = {}
+        for p in group:
+            c = p["annotations"].get("checksum/config")
+            if c and c in sums:
+                bad(f"Deployments {sums[c]} and {p['name']} share the config checksum {str(c)[:12]}: "
+                    "one change would restart both identities together")
+            elif c:
+                sums[c] = p["name"]
 
     if identities is not None and len(client_ids) != identities:
         bad(f"{len(client_ids)} broker identities rendered, expected {identities}")
@@ -344,6 +734,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--compare-self-test"] and len(sys.argv) == 4:
+        sys.exit(compare_self_test(*sys.argv[2:4]))
+    if sys.argv[1:2] == ["--compare"] and len(sys.argv) == 6:
+        sys.exit(compare(*sys.argv[2:6]))
     if sys.argv[1:2] == ["--self-test"]:
-        sys.exit(self_test(sys.stdin.read()))
+        sys.exit(self_test(sys.stdin.read(), verbose="-v" in sys.argv[2:]))
     sys.exit(main(sys.argv[1:]))

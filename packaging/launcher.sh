@@ -10,7 +10,10 @@
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)"
 aot=()
-if [ -f "$root/lib/continuum-event-broker.aot" ] && [ -f "$root/lib/continuum-event-broker.aot.root" ] \
+# No cache during a training run (lib/aot-train passes -XX:AOTCacheOutput, which the JVM refuses
+# together with -XX:AOTCache).
+case " ${CONTINUUM_EVENT_BROKER_JAVA_OPTS:-} " in *-XX:AOTCacheOutput=*) training=true ;; *) training=false ;; esac
+if ! $training && [ -f "$root/lib/continuum-event-broker.aot" ] && [ -f "$root/lib/continuum-event-broker.aot.root" ] \
         && [ "$(cat "$root/lib/continuum-event-broker.aot.root")" = "$root" ]; then
     aot=(-XX:AOTCache="$root/lib/continuum-event-broker.aot")
 fi

@@ -55,6 +55,8 @@ ok "--check-config with a missing credential file exits 1"
 # A real start on a free loopback port.
 sed -e 's/^metrics_listen:.*//' "$work/example.yaml" > "$work/run.yaml"
 echo "metrics_listen: 127.0.0.1:0" >> "$work/run.yaml"
+# The log exists before the loop reads it: the background job may not have opened it yet.
+: > "$work/log"
 run --config "$work/run.yaml" > "$work/log" 2>&1 &
 pid=$!
 port=""

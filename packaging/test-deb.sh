@@ -1,44 +1,125 @@
 #!/usr/bin/env bash
-# Installs the Debian package built by build.sh, checks it, and removes it again:
+# Installs the Debian package built by build.sh (version N), upgrades it to N+1, removes and
+# purges it, checking each step:
 #   packaging/test-deb.sh [PATH.deb]
-# Needs root (dpkg -i). Checks dpkg-deb --info/--contents, that the man page renders
-# (man -l), and runs the installed broker through packaging/smoke-test.sh (--version,
-# --check-config against the installed example config with a temporary credential file, a real
-# start, SIGTERM). The package is purged at the end, also on failure.
+# Needs root (dpkg). N+1 is the same package repacked with a higher version.
+#
+# - the package: dpkg-deb --info/--contents, the man page renders (man -l), its SBOM;
+# - install: the system user, /etc/continuum-event-broker root:continuum-event-broker 0750, the
+#   AOT cache trained by postinst as the service user (root only installs the file);
+# - the installed broker through packaging/smoke-test.sh, and the Dockerfile's ENTRYPOINT as uid
+#   65532 on the same layout;
+# - upgrade N -> N+1 with a configured, running service: the administrator's config.yaml and a
+#   local edit of the conffile config.yaml.example kept, the service not stopped by prerm, a
+#   restart asked for by postinst, and the broker serving again from the new version;
+# - remove (the service stopped) and purge (system user and unit state gone, no files left).
+#
+# The service: where systemd is PID 1 the real unit is enabled and started, and `systemctl
+# is-active` is checked. Elsewhere (a container) the script re-executes itself in a private
+# mount namespace where /run/systemd/system exists, so that the maintainer scripts take their
+# systemd branch, with systemctl, deb-systemd-invoke and deb-systemd-helper replaced by shims
+# that record what they were asked to do; the service is the unit's ExecStart run as the
+# unit's user, and the test does what systemd would do with the recorded requests.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 deb="${1:-$(ls "$root"/target/packaging/continuum-event-broker_*_amd64.deb 2>/dev/null | head -1 || true)}"
 [ -n "$deb" ] && [ -f "$deb" ] || { echo "test-deb: no .deb found; run packaging/build.sh first" >&2; exit 1; }
+deb="$(readlink -f "$deb")"
 [ "$(id -u)" = 0 ] || { echo "test-deb: must run as root (dpkg -i)" >&2; exit 1; }
 name=continuum-event-broker
+unit=$name.service
 if dpkg -s "$name" >/dev/null 2>&1; then
     echo "test-deb: $name is already installed on this machine; refusing to replace it" >&2
     exit 1
 fi
+real_systemd=false
+[ "$(ps -p 1 -o comm= 2>/dev/null)" = systemd ] && real_systemd=true
+if ! $real_systemd && [ -z "${TEST_DEB_NAMESPACE:-}" ]; then
+    command -v unshare >/dev/null || { echo "test-deb: unshare (util-linux) is needed without systemd" >&2; exit 1; }
+    exec env TEST_DEB_NAMESPACE=1 unshare --mount --propagation private "$0" "$deb"
+fi
+
 ok() { echo "    ok: $*"; }
 fail() { echo "test-deb: FAILED: $*" >&2; exit 1; }
+work="$(mktemp -d)"
+service_pid=""
+stop_service() {
+    if $real_systemd; then systemctl stop "$unit" >/dev/null 2>&1 || true; return; fi
+    if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
+        kill -TERM "$service_pid"
+        local status=0
+        wait "$service_pid" || status=$?
+        service_pid=""
+        [ "$status" -eq 0 ] || fail "the service exited $status after SIGTERM"
+    fi
+}
+cleanup() {
+    stop_service || true
+    dpkg --purge "$name" >/dev/null 2>&1 || true
+    rm -rf "/etc/$name" "$work"
+}
+trap cleanup EXIT
+
+if [ -n "${TEST_DEB_NAMESPACE:-}" ]; then
+    # Only this process and its children see these mounts.
+    if [ -d /run/systemd ]; then mount -t tmpfs test-deb /run/systemd; else mount -t tmpfs test-deb /run; mkdir -p /run/systemd; fi
+    mkdir -p /run/systemd/system
+    mkdir -p "$work/shims"
+    for tool in systemctl deb-systemd-invoke deb-systemd-helper; do
+        printf '#!/bin/sh\necho "%s $*" >> %s\nexit 0\n' "$tool" "$work/calls" > "$work/shims/$tool"
+        chmod 0755 "$work/shims/$tool"
+    done
+    export PATH="$work/shims:$PATH"
+    echo "test-deb: systemd is not PID 1: the maintainer scripts' systemctl/deb-systemd-* calls are recorded"
+fi
+: > "$work/calls"
+asked() { grep -q -x -F -- "$1" "$work/calls"; }
+calls() { tr '\n' ';' < "$work/calls"; }
 
 echo "==> dpkg-deb --info / --contents $(basename "$deb")"
 dpkg-deb --info "$deb" > /dev/null
 contents=$(dpkg-deb --contents "$deb")
 for path in ./usr/bin/$name ./opt/$name/bin/$name ./opt/$name/runtime/bin/java ./opt/$name/lib/jvm.options \
         ./opt/$name/lib/aot-train ./usr/share/man/man1/$name.1.gz ./etc/$name/config.yaml.example \
-        ./lib/systemd/system/$name.service ./usr/share/doc/$name/copyright; do
+        ./lib/systemd/system/$name.service ./usr/share/doc/$name/copyright ./usr/share/doc/$name/sbom.cdx.json; do
     grep -q " $path\( \|$\)" <<<"$contents" || fail "$path is not in the package"
 done
-ok "package metadata and contents"
+grep -q '^ExecStartPre' <(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./lib/systemd/system/$name.service) \
+    && fail "the unit has an ExecStartPre (RestartPreventExitStatus does not cover it: a bad config restarts forever)"
+ok "package metadata and contents (with the CycloneDX SBOM)"
 
-cleanup() { dpkg --purge "$name" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-echo "==> dpkg -i"
-dpkg -i "$deb" > /dev/null
+# N+1: the same package with a higher version.
+version=$(dpkg-deb -f "$deb" Version)
+next="$version+upgradetest1"
+dpkg-deb -R "$deb" "$work/next"
+sed -i "s/^Version: .*/Version: $next/" "$work/next/DEBIAN/control"
+# gzip -1: this package is only installed here, and xz takes minutes on a loaded machine.
+dpkg-deb --root-owner-group -Zgzip -z1 --build "$work/next" "$work/next.deb" > /dev/null
+rm -rf "$work/next"
+dpkg --compare-versions "$next" gt "$version" || fail "$next does not sort after $version"
+
+echo "==> dpkg -i (version $version)"
+dpkg -i "$deb" > "$work/install.out"
 ok "installed: $(dpkg-query -W -f '${Package} ${Version}' "$name")"
 getent passwd "$name" > /dev/null || fail "the system user $name was not created"
 ok "system user $name"
 [ "$(stat -c '%U:%G %a' /etc/$name)" = "root:$name 750" ] || fail "/etc/$name is $(stat -c '%U:%G %a' /etc/$name)"
 ok "/etc/$name is root:$name 0750"
-if [ -f /opt/$name/lib/$name.aot ]; then ok "AOT cache trained by postinst"; else echo "    note: no AOT cache (postinst training skipped or failed)"; fi
+if [ -f /opt/$name/lib/$name.aot ]; then
+    grep -q "AOT cache trained as user $name" "$work/install.out" || fail "postinst did not train the AOT cache as $name: $(cat "$work/install.out")"
+    [ "$(stat -c %U /opt/$name/lib/$name.aot)" = root ] || fail "the AOT cache is not owned by root"
+    [ "$(cat /opt/$name/lib/$name.aot.root)" = /opt/$name ] || fail "the AOT cache was trained for $(cat /opt/$name/lib/$name.aot.root)"
+    ok "AOT cache trained by postinst as user $name, installed root-owned"
+else
+    echo "    note: no AOT cache (postinst training skipped or failed: $(cat "$work/install.out"))"
+fi
+if ! $real_systemd; then
+    asked "systemctl --system daemon-reload" || fail "postinst did not reload systemd: $(calls)"
+    asked "deb-systemd-helper update-state $unit" || fail "postinst did not record the unit state: $(calls)"
+    asked "deb-systemd-invoke start $unit" || fail "postinst did not ask to start the unit: $(calls)"
+    ok "postinst asked: $(calls)"
+fi
 if command -v man > /dev/null; then
     man -l /usr/share/man/man1/$name.1.gz 2>/dev/null | grep -q 'EXIT STATUS' || fail "man page does not render"
     ok "man page renders"
@@ -57,20 +138,125 @@ if command -v setpriv > /dev/null; then
     mapfile -t entrypoint < <("$(command -v python3 || echo python3)" - "$here/Dockerfile" <<'PY'
 import json, re, sys
 text = open(sys.argv[1]).read()
-m = re.search(r'^ENTRYPOINT (\[.*?\])\s*$', text.replace("\\\n", " "), re.M)
-print("\n".join(json.loads(m.group(1))))
+m = re.findall(r'^ENTRYPOINT (\[.*?\])\s*$', text.replace("\\\n", " "), re.M)
+print("\n".join(json.loads(m[-1])))
 PY
 )
-    out=$(setpriv --reuid=65532 --regid=65532 --clear-groups "${entrypoint[@]}" --version 2> /tmp/test-deb-entrypoint.err) \
-        || fail "the container ENTRYPOINT failed: $(cat /tmp/test-deb-entrypoint.err)"
-    [ ! -s /tmp/test-deb-entrypoint.err ] || fail "the container ENTRYPOINT wrote to stderr: $(cat /tmp/test-deb-entrypoint.err)"
-    rm -f /tmp/test-deb-entrypoint.err
+    out=$(setpriv --reuid=65532 --regid=65532 --clear-groups "${entrypoint[@]}" --version 2> "$work/entrypoint.err") \
+        || fail "the container ENTRYPOINT failed: $(cat "$work/entrypoint.err")"
+    [ ! -s "$work/entrypoint.err" ] || fail "the container ENTRYPOINT wrote to stderr: $(cat "$work/entrypoint.err")"
     ok "the Dockerfile ENTRYPOINT as uid 65532 on the same layout: $out (AOT cache accepted)"
 fi
 
+echo "==> a configured, running service"
+# What an administrator does (the man page's EXAMPLES): config.yaml from the example, the
+# credential file, a kubeconfig (here naming an unreachable API server: the broker waits for its
+# first sync, which is enough to be running), and a local edit of the conffile.
+head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' > /etc/$name/credential
+cat > /etc/$name/kubeconfig <<'EOF'
+apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none, namespace: test-deb}}]
+current-context: none
+EOF
+chgrp "$name" /etc/$name/credential /etc/$name/kubeconfig
+chmod 0640 /etc/$name/credential /etc/$name/kubeconfig
+{ sed -e 's/^metrics_listen:.*//' /etc/$name/config.yaml.example
+  echo "credential_file: /etc/$name/credential"
+  echo "kubernetes_namespace: test-deb"
+  echo "metrics_listen: 127.0.0.1:0"; } > /etc/$name/config.yaml
+echo "# a local edit that an upgrade must keep" >> /etc/$name/config.yaml.example
+config_sum=$(sha256sum < /etc/$name/config.yaml)
+example_sum=$(sha256sum < /etc/$name/config.yaml.example)
+port=""
+start_service() {
+    if $real_systemd; then
+        systemctl enable --now "$unit" >/dev/null
+        return
+    fi
+    # The unit's ExecStart as the unit's User/Group, with its Environment.
+    : > "$work/service.log"   # exists before service_port reads it
+    setpriv --reuid="$name" --regid="$name" --clear-groups env -u KUBERNETES_SERVICE_HOST \
+        KUBECONFIG=/etc/$name/kubeconfig \
+        /usr/bin/$name --config /etc/$name/config.yaml > "$work/service.log" 2>&1 &
+    service_pid=$!
+}
+service_port() {
+    # The port of the running broker (metrics_listen 127.0.0.1:0 picks one).
+    local log
+    for _ in $(seq 1 600); do
+        if $real_systemd; then log=$(journalctl -u "$unit" -o cat --since "-5min" 2>/dev/null || true); else log=$(cat "$work/service.log"); fi
+        port=$(sed -n 's/.*event=started metrics_port=\([0-9]*\).*/\1/p' <<<"$log" | tail -1)
+        [ -n "$port" ] && return 0
+        if ! $real_systemd; then kill -0 "$service_pid" 2>/dev/null || fail "the service exited: $(tail -5 "$work/service.log")"; fi
+        sleep 0.1
+    done
+    fail "the service did not start within 60 s"
+}
+healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")" = 200 ]; }
+start_service
+service_port
+healthy || fail "the service does not answer /healthz"
+first_pid=$service_pid
+if ! $real_systemd; then
+    [ "$(ps -o user= -p "$service_pid")" = "$name" ] || fail "the service runs as $(ps -o user= -p "$service_pid")"
+fi
+ok "the service runs as $name and answers /healthz on port $port"
+
+echo "==> dpkg -i (upgrade to $next)"
+: > "$work/calls"
+dpkg -i --force-confold "$work/next.deb" > "$work/upgrade.out"
+[ "$(dpkg-query -W -f '${Version}' "$name")" = "$next" ] || fail "the upgrade did not install $next"
+ok "upgraded to $next"
+[ "$(sha256sum < /etc/$name/config.yaml)" = "$config_sum" ] || fail "the upgrade changed /etc/$name/config.yaml"
+[ "$(sha256sum < /etc/$name/config.yaml.example)" = "$example_sum" ] || fail "the upgrade replaced the locally edited conffile"
+[ -f /etc/$name/credential ] && [ -f /etc/$name/kubeconfig ] || fail "the upgrade removed the credential or kubeconfig"
+[ "$(stat -c '%U:%G %a' /etc/$name)" = "root:$name 750" ] || fail "/etc/$name is $(stat -c '%U:%G %a' /etc/$name) after the upgrade"
+ok "configuration kept (config.yaml, the edited conffile, credential, kubeconfig, directory mode)"
+if $real_systemd; then
+    systemctl is-active --quiet "$unit" || fail "the service is not running after the upgrade"
+    service_port
+else
+    asked "deb-systemd-invoke stop $unit" && fail "prerm stopped the service on upgrade: $(calls)"
+    asked "deb-systemd-invoke restart $unit" || fail "postinst did not ask to restart the service after the upgrade: $(calls)"
+    ok "maintainer scripts asked: $(calls) (no stop)"
+    kill -0 "$first_pid" 2>/dev/null && healthy || fail "the running service did not survive the upgrade"
+    ok "the service kept running through the upgrade (pid $first_pid, /healthz 200)"
+    # What systemd does with the restart postinst asked for.
+    stop_service
+    start_service
+    service_port
+fi
+healthy || fail "the service does not answer /healthz after the upgrade"
+ok "the service runs the new version (/healthz 200 on port $port)"
+
+echo "==> dpkg -r"
+: > "$work/calls"
+if ! $real_systemd; then
+    dpkg -r "$name" > /dev/null
+    asked "deb-systemd-invoke stop $unit" || fail "prerm did not stop the service on removal: $(calls)"
+    asked "deb-systemd-helper mask $unit" || fail "postrm did not mask the unit on removal: $(calls)"
+    ok "maintainer scripts asked: $(calls)"
+    stop_service
+else
+    dpkg -r "$name" > /dev/null
+    systemctl is-active --quiet "$unit" && fail "the service still runs after removal"
+fi
+[ ! -e /usr/bin/$name ] && [ ! -e /opt/$name/lib/$name.aot ] || fail "files left after removal"
+[ -f /etc/$name/config.yaml ] || fail "removal (not purge) deleted /etc/$name/config.yaml"
+ok "removed, configuration kept"
+
 echo "==> dpkg --purge"
-dpkg --purge "$name" > /dev/null
-trap - EXIT
+: > "$work/calls"
+dpkg --purge "$name" > /dev/null 2>&1
+if ! $real_systemd; then
+    asked "deb-systemd-helper purge $unit" || fail "postrm did not purge the unit state: $(calls)"
+    ok "maintainer scripts asked: $(calls)"
+fi
+getent passwd "$name" > /dev/null && fail "the system user $name is left after purge"
 [ ! -e /usr/bin/$name ] && [ ! -e /opt/$name ] || fail "files left after purge: $(ls -d /usr/bin/$name /opt/$name 2>/dev/null)"
-ok "removed cleanly"
+[ ! -e /etc/$name/config.yaml.example ] || fail "the conffile is left after purge"
+ok "purged: no package files, no system user (the administrator's own files in /etc/$name are theirs)"
 echo "test-deb: all checks passed"

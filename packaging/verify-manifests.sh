@@ -8,11 +8,17 @@
 #   (kinds, Role verbs exactly get/list/watch on dynamoworkermetadatas.nvidia.com, replicas 1,
 #   securityContext, probes, terminationGracePeriodSeconds > drain_deadline, credential from a
 #   mounted Secret, NetworkPolicy, one distinct client_id per Deployment);
-# - the checker's own mutation self-test (each of its rules must catch a broken manifest);
+#   placement across identities computed from the rendered Pods: spread/anti-affinity and
+#   PodDisruptionBudget selectors matching every identity, distinct config checksums);
+# - the checker's own mutation self-test (each of its rules must catch a broken manifest), on a
+#   one-identity and a two-identity rendering;
 # - Helm: the chart rendered by Helm's engine through helm-java (Maven Central; there is no helm
 #   binary in Debian 12), with the values in deploy/helm/continuum-event-broker/ci/, checked the
-#   same way; and renders that must fail (grace period <= drain_deadline, a duplicated identity,
-#   a plaintext bus_url);
+#   same way; and renders that must fail, each with its own message (grace period <=
+#   drain_deadline, a duplicated identity, a plaintext bus_url, an enabled NetworkPolicy without
+#   the addresses it needs, an unknown or mistyped value refused by values.schema.json);
+# - Kustomize overlays/production and the chart with ci/ha-values.yaml (the same inputs) compared:
+#   same kinds, container, probes, security contexts, placement, RBAC and NetworkPolicy rules;
 # - monitoring: promtool check rules, the chart's copy of the rules, the dashboard JSON.
 # Ends with "N passed, M failed"; exit status 1 when anything failed.
 set -euo pipefail
@@ -69,8 +75,10 @@ for t in "${targets[@]}"; do
     # shellcheck disable=SC2086
     if check --identities "$identities" $flags "kustomize $name" < "$tmp/k.yaml"; then pass; else failcount; fi
 done
-kubectl kustomize "$kdir/overlays/staging" > "$tmp/staging.yaml"
-if check --self-test < "$tmp/staging.yaml"; then pass; else failcount; fi
+for o in staging production; do
+    kubectl kustomize "$kdir/overlays/$o" > "$tmp/$o.yaml"
+    if check --self-test < "$tmp/$o.yaml"; then pass; else failcount; fi
+done
 
 # --- Helm -------------------------------------------------------------------------------------
 echo "==> Helm chart (helm-java: Helm's template engine from Maven Central)"
@@ -81,15 +89,32 @@ if ! ls "$deps"/linux-amd64-*.jar >/dev/null 2>&1; then
         || { echo "  FAIL helm: could not fetch helm-java"; failcount; }
 fi
 if ls "$deps"/linux-amd64-*.jar >/dev/null 2>&1; then
-    # Renders that the chart's own validation must refuse.
+    # Renders that the chart must refuse: name, values, a fragment of the expected message.
     mkdir -p "$tmp/values"
-    printf '%s\n' 'config: {busUrl: "https://router.example.com:8443", dynamoNamespaces: [dynamo], drainDeadline: 45s}' \
-        > "$tmp/values/refuse-short-grace.yaml"
-    printf '%s\n' 'config: {busUrl: "https://router.example.com:8443", dynamoNamespaces: [dynamo]}' \
-        'identities: [{clientId: broker-a, credentialSecret: a}, {clientId: broker-a, credentialSecret: b}]' \
-        > "$tmp/values/refuse-duplicate-identity.yaml"
-    printf '%s\n' 'config: {busUrl: "http://router.example.com:8080", dynamoNamespaces: [dynamo]}' \
-        > "$tmp/values/refuse-plaintext.yaml"
+    np='networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], podCidrs: [10.244.0.0/16]}'
+    refusals=(
+        "refuse-short-grace|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], drainDeadline: 45s}
+$np|must exceed config.drainDeadline"
+        "refuse-duplicate-identity|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+identities: [{clientId: broker-a, credentialSecret: a}, {clientId: broker-a, credentialSecret: b}]
+$np|listed twice"
+        "refuse-plaintext|config: {busUrl: \"http://router.example.com:8080\", dynamoNamespaces: [dynamo]}
+$np|must be https://"
+        "refuse-networkpolicy-without-addresses|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}|networkPolicy.enabled needs networkPolicy.routerCidrs"
+        "refuse-networkpolicy-without-api-server|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+networkPolicy: {routerCidrs: [203.0.113.20/32], podCidrs: [10.244.0.0/16]}|a way to the API server"
+        "refuse-unknown-key|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+networkPolicy: {enabled: false, routerCIDRs: [203.0.113.20/32]}|additional properties 'routerCIDRs' not allowed"
+        "refuse-wrong-type|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], metricsPort: \"9464\"}
+networkPolicy: {enabled: false}|metricsPort"
+        "refuse-unknown-spread|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+networkPolicy: {enabled: false}
+topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
+    )
+    for r in "${refusals[@]}"; do
+        IFS='|' read -r -d '' rname rvalues _ <<<"$r" || true
+        printf '%s\n' "$rvalues" > "$tmp/values/$rname.yaml"
+    done
     cp "$chart"/ci/*-values.yaml "$tmp/values/"
     # One JVM renders every values file (the chart's ci/ values and the refusals above).
     (. bin/env.sh >/dev/null && java --enable-native-access=ALL-UNNAMED -cp "$deps/*" "$here/helm-render/HelmTemplate.java" \
@@ -102,15 +127,32 @@ if ls "$deps"/linux-amd64-*.jar >/dev/null 2>&1; then
         fi
         n=$("$python" -c 'import sys, yaml; print(len((yaml.safe_load(open(sys.argv[1])) or {}).get("identities") or []) or 1)' "$values")
         if check --identities "$n" --require-namespace "helm $vname" < "$tmp/helm/$vname.yaml"; then pass; else failcount; fi
-        if grep -q '^kind: PrometheusRule' "$tmp/helm/$vname.yaml"; then echo "       (with a PrometheusRule)"; fi
+        for k in PrometheusRule ServiceMonitor PodMonitor PodDisruptionBudget; do
+            if grep -q "^kind: $k" "$tmp/helm/$vname.yaml"; then echo "       (with a $k)"; fi
+        done
     done
-    for bad in refuse-short-grace refuse-duplicate-identity refuse-plaintext; do
-        if [ -f "$tmp/helm/$bad.err" ]; then
-            echo "  ok   helm $bad: $(sed -n 's/.*execution error at ([^)]*): //p' "$tmp/helm/$bad.err" | head -1)"; pass
+    for r in "${refusals[@]}"; do
+        rname="${r%%|*}"
+        expected="${r##*|}"
+        if [ ! -f "$tmp/helm/$rname.err" ]; then
+            echo "  FAIL helm $rname: rendered, expected the chart to refuse it"; failcount
+        elif grep -q -F -- "$expected" "$tmp/helm/$rname.err"; then
+            echo "  ok   helm $rname: $(grep -F -- "$expected" "$tmp/helm/$rname.err" | sed 's/.*execution error at ([^)]*): //' | head -1 | cut -c1-150)"; pass
         else
-            echo "  FAIL helm $bad: rendered, expected the chart to refuse it"; failcount
+            echo "  FAIL helm $rname: refused, but not with '$expected': $(head -c 400 "$tmp/helm/$rname.err")"; failcount
         fi
     done
+    # The checker's self-test on the chart too (managed-values has a ServiceMonitor to mutate).
+    for vname in ha-values managed-values; do
+        if [ -f "$tmp/helm/$vname.yaml" ]; then
+            if check --self-test < "$tmp/helm/$vname.yaml"; then pass; else failcount; fi
+        fi
+    done
+    if [ -f "$tmp/helm/ha-values.yaml" ]; then
+        echo "==> Kustomize overlays/production ~ Helm ci/ha-values.yaml (the same inputs)"
+        if check --compare kustomize "$tmp/production.yaml" helm "$tmp/helm/ha-values.yaml"; then pass; else failcount; fi
+        if check --compare-self-test "$tmp/production.yaml" "$tmp/helm/ha-values.yaml"; then pass; else failcount; fi
+    fi
 fi
 
 # --- Monitoring -------------------------------------------------------------------------------

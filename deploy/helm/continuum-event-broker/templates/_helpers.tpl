@@ -15,10 +15,23 @@
 {{- define "ceb.labels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/part-of: continuum
+{{ include "ceb.groupLabel" . }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* The label every Pod of this release carries, whatever its identity: what the placement rules,
+the PodDisruptionBudget and the monitors select (with app.kubernetes.io/name). */}}
+{{- define "ceb.groupLabel" -}}
+continuum.io/broker-group: {{ include "ceb.fullname" . }}
+{{- end -}}
+{{- define "ceb.groupSelector" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+{{ include "ceb.groupLabel" . }}
+{{- end -}}
+{{- define "ceb.instanceLabel" -}}
+app.kubernetes.io/instance: {{ include "ceb.identityName" . }}
+{{- end -}}
 {{- define "ceb.selector" -}}
 app.kubernetes.io/name: {{ .root.Chart.Name }}
 app.kubernetes.io/instance: {{ include "ceb.identityName" . }}
@@ -57,8 +70,53 @@ app.kubernetes.io/instance: {{ include "ceb.identityName" . }}
 {{- if hasKey $seen .clientId -}}{{- fail (printf "identity %s is listed twice: HA means distinct clientIds, never two brokers of one" .clientId) -}}{{- end -}}
 {{- $_ := set $seen .clientId true -}}
 {{- end -}}
+{{- include "ceb.validateNetworkPolicy" . -}}
 {{- $drain := include "ceb.seconds" .Values.config.drainDeadline | atoi -}}
 {{- if le (int .Values.terminationGracePeriodSeconds) $drain -}}
 {{- fail (printf "terminationGracePeriodSeconds (%v) must exceed config.drainDeadline (%s)" .Values.terminationGracePeriodSeconds .Values.config.drainDeadline) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* One identity's config.yaml (the ConfigMap's data, and the source of its checksum). */}}
+{{- define "ceb.configYaml" -}}
+{{- $root := .root -}}
+bus_url: {{ $root.Values.config.busUrl | quote }}
+{{- if $root.Values.config.caConfigMap }}
+ca_file: /etc/continuum-event-broker/ca/ca.pem
+{{- end }}
+{{- if $root.Values.config.tlsServerName }}
+tls_server_name: {{ $root.Values.config.tlsServerName | quote }}
+{{- end }}
+client_id: {{ .identity.clientId | quote }}
+credential_file: /var/run/secrets/continuum-event-broker/credential
+dynamo_namespaces: {{ toJson $root.Values.config.dynamoNamespaces }}
+watch_namespaces: {{ include "ceb.watchNamespaces" $root }}
+{{- if $root.Values.config.allowedCidrs }}
+allowed_cidrs: {{ toJson $root.Values.config.allowedCidrs }}
+{{- end }}
+metrics_listen: "0.0.0.0:{{ $root.Values.config.metricsPort }}"
+reconnect_backoff:
+  initial: {{ $root.Values.config.reconnectBackoff.initial | quote }}
+  max: {{ $root.Values.config.reconnectBackoff.max | quote }}
+drain_deadline: {{ $root.Values.config.drainDeadline | quote }}
+upstream_connect_timeout: {{ $root.Values.config.upstreamConnectTimeout | quote }}
+bus_connect_timeout: {{ $root.Values.config.busConnectTimeout | quote }}
+log_format: {{ $root.Values.config.logFormat | quote }}
+{{- end -}}
+
+{{/* What a NetworkPolicy needs before it can let the broker work; without it the rules would be
+rendered empty and the Pod would never sync nor reach the router. */}}
+{{- define "ceb.validateNetworkPolicy" -}}
+{{- $np := .Values.networkPolicy -}}
+{{- if $np.enabled -}}
+{{- if not $np.routerCidrs -}}
+{{- fail "networkPolicy.enabled needs networkPolicy.routerCidrs (the router's addresses, for example [203.0.113.10/32]); without them the broker could not reach the router. Or set networkPolicy.enabled=false." -}}
+{{- end -}}
+{{- if and (not $np.apiServerCidrs) (not $np.apiServerAnyDestination) -}}
+{{- fail "networkPolicy.enabled needs a way to the API server: networkPolicy.apiServerCidrs (the addresses of `kubectl get endpoints kubernetes`) or, on a managed cluster whose control plane moves, networkPolicy.apiServerAnyDestination=true (the API server ports to any address). See docs/deployment.md." -}}
+{{- end -}}
+{{- if not $np.podCidrs -}}
+{{- fail "networkPolicy.enabled needs networkPolicy.podCidrs (the Pod CIDR where the Dynamo workers publish, for example [10.244.0.0/16])." -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
