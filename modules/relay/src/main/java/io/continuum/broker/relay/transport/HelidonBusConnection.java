@@ -259,6 +259,11 @@ final class HelidonBusConnection implements BusConnection {
         }
     }
 
+    /** @return opens parked waiting for a stream slot (for tests) */
+    long slotWaiters() {
+        return slots.waiting();
+    }
+
     /** @return the peer's current MAX_CONCURRENT_STREAMS */
     long peerMaxConcurrentStreams() {
         return slots.limit();

@@ -173,6 +173,7 @@ final class HelidonBusStream implements BusStream {
                 finished = state.terminal();
                 if (finished) {
                     connection.streamForgottenLocked(this);
+                    changed.signalAll(); // awaitClosed
                 }
             } finally {
                 lock.unlock();
@@ -328,6 +329,23 @@ final class HelidonBusStream implements BusStream {
     }
 
     @Override
+    public boolean awaitClosed(Duration timeout) throws InterruptedException {
+        long nanos = timeout.toNanos();
+        lock.lock();
+        try {
+            while (!state.terminal()) {
+                if (nanos <= 0) {
+                    return false;
+                }
+                nanos = changed.awaitNanos(nanos);
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public void cancel() {
         boolean sendReset;
         boolean releaseSlot;
@@ -475,6 +493,7 @@ final class HelidonBusStream implements BusStream {
         state = state.onRemoteEnd();
         if (!before.terminal() && state.terminal()) {
             finishLocked();
+            changed.signalAll(); // awaitClosed
         }
     }
 
