@@ -202,10 +202,7 @@ final class DataStream {
         }
         if (closedMeanwhile) {
             // closed (revoked, say) while stream_opened was on its way: out of the table, then its stream_closed
-            session.streamEnded(this, true);
-            if (deferred != null) {
-                session.send(new Frame.StreamClosed(streamId, deferred));
-            }
+            session.streamEnded(this, true, () -> sendClosed(deferred));
             return;
         }
         Thread.ofVirtual().name("stream-" + streamId + "-up-read").start(this::pumpPublisherToQueue);
@@ -226,9 +223,7 @@ final class DataStream {
      * stream is reset first, then the refusal the abort left (if any) is sent behind them.
      */
     private void finishAbortedAfterCommit(BusStream s) {
-        if (state.compareAndSet(State.COMMITTED, State.CLOSED)) {
-            session.streamEnded(this, false); // the connection died under the open: nothing to answer
-        }
+        state.compareAndSet(State.COMMITTED, State.CLOSED); // unless an abort did: the connection died under it
         if (s != null) {
             s.cancel();
         }
@@ -245,9 +240,11 @@ final class DataStream {
         } finally {
             answerLock.unlock();
         }
-        if (refusal != null) {
-            sendRefused(refusal, "target no longer advertised");
-        }
+        session.streamEnded(this, false, () -> {
+            if (refusal != null) {
+                sendRefused(refusal, "target no longer advertised");
+            }
+        });
     }
 
     private StreamRequest request() {
@@ -480,9 +477,13 @@ final class DataStream {
             interruptLock.unlock();
         }
         closeQuietly(socket);
-        session.streamEnded(this, false);
-        if (!committed && refusal != null && answered.compareAndSet(false, true)) {
-            sendRefused(refusal, "target no longer advertised");
+        if (!committed) {
+            // (a stream aborted once committed leaves the table with its answer from its opener, behind the reset)
+            session.streamEnded(this, false, () -> {
+                if (refusal != null && answered.compareAndSet(false, true)) {
+                    sendRefused(refusal, "target no longer advertised");
+                }
+            });
         }
         return true;
     }
@@ -504,10 +505,11 @@ final class DataStream {
         if (!state.compareAndSet(State.OPENING, State.CLOSED)) {
             return;
         }
-        session.streamEnded(this, false);
-        if (answered.compareAndSet(false, true)) {
-            sendRefused(code, reason);
-        }
+        session.streamEnded(this, false, () -> {
+            if (answered.compareAndSet(false, true)) {
+                sendRefused(code, reason);
+            }
+        });
     }
 
     private void sendRefused(Code code, String reason) {
@@ -553,11 +555,14 @@ final class DataStream {
         } finally {
             answerLock.unlock();
         }
-        session.streamEnded(this, true);
+        session.streamEnded(this, true, () -> sendClosed(code));
+        return true;
+    }
+
+    private void sendClosed(Code code) {
         if (code != null) {
             session.send(new Frame.StreamClosed(streamId, code));
         }
-        return true;
     }
 
     private static void closeQuietly(Socket s) {
