@@ -14,6 +14,12 @@ import io.continuum.broker.protocol.EndReason;
 public final class CountingMetrics implements RelayMetrics {
     private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
     private volatile boolean connected;
+    private volatile Runnable onSubscribeOpened = () -> { };
+
+    /** @param hook runs on the opener's thread at each count of an opened subscribe, before stream_opened is sent */
+    public void onSubscribeOpened(Runnable hook) {
+        onSubscribeOpened = hook;
+    }
 
     public long get(String series) {
         AtomicLong v = counts.get(series);
@@ -51,6 +57,7 @@ public final class CountingMetrics implements RelayMetrics {
     @Override
     public void subscribeOpened() {
         add("subscribes_total{result=opened}", 1);
+        onSubscribeOpened.run();
     }
 
     @Override

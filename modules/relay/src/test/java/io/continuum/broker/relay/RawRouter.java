@@ -35,6 +35,7 @@ final class RawRouter implements AutoCloseable {
     private final FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
     private final BlockingQueue<Frame> fromBroker = new LinkedBlockingQueue<>();
     private final Map<Integer, StreamState> streams = new ConcurrentHashMap<>();
+    private final List<String> dataStreamEvents = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Thread pump;
 
     /** What the router saw of one data stream. */
@@ -96,6 +97,13 @@ final class RawRouter implements AutoCloseable {
                     }
                 } else {
                     StreamState s = streams.computeIfAbsent(id, k -> new StreamState());
+                    if (f.type() == RawH2Peer.Frame.HEADERS) {
+                        dataStreamEvents.add("HEADERS " + id);
+                    } else if (f.type() == RawH2Peer.Frame.RST_STREAM) {
+                        dataStreamEvents.add("RST_STREAM " + id);
+                    } else if (f.endStream()) {
+                        dataStreamEvents.add("END_STREAM " + id);
+                    }
                     switch (f.type()) {
                         case RawH2Peer.Frame.HEADERS -> s.headers = true;
                         case RawH2Peer.Frame.DATA -> {
@@ -149,6 +157,14 @@ final class RawRouter implements AutoCloseable {
         List<Frame> out = new java.util.ArrayList<>();
         fromBroker.drainTo(out);
         return out;
+    }
+
+    /**
+     * @return HEADERS, END_STREAM and RST_STREAM the broker sent on data streams, in wire order, e.g.
+     *         {@code "RST_STREAM 3"}
+     */
+    List<String> dataStreamEvents() {
+        return List.copyOf(dataStreamEvents);
     }
 
     StreamState stream(int http2StreamId) {

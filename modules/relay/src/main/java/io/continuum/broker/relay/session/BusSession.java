@@ -69,6 +69,8 @@ public final class BusSession {
     private final AtomicReference<State> state = new AtomicReference<>(State.CONNECTING);
     private final AtomicReference<End> end = new AtomicReference<>();
     private final Map<Long, DataStream> streams = new ConcurrentHashMap<>();
+    /** Streams out of the table whose answer is not written yet: a drain that finds no stream waits for them. */
+    private final AtomicInteger answersInFlight = new AtomicInteger();
     private final AtomicInteger openStreams = new AtomicInteger();
     private final ReentrantLock writeLock = new ReentrantLock();
     private final ReentrantLock stateLock = new ReentrantLock();
@@ -461,7 +463,7 @@ public final class BusSession {
     }
 
     private void finishDrain(Duration deadline, EndReason reason) {
-        awaitUntil(() -> streams.isEmpty() || end.get() != null, deadline);
+        awaitUntil(() -> streams.isEmpty() && answersInFlight.get() == 0 || end.get() != null, deadline);
         if (end.get() != null) {
             return;
         }
@@ -642,6 +644,22 @@ public final class BusSession {
         openStreams.incrementAndGet();
         metrics.subscribeOpened(ds.age()); // the stream's age is the time since its subscribe arrived
         registry.streamOpened(ds);
+    }
+
+    /**
+     * A stream ends with an answer: out of the table first (a router may reuse the id, or the max_streams place,
+     * as soon as it reads the answer), then the answer, and only then may a drain find the session empty and end
+     * it (which would drop the answer).
+     */
+    void streamEnded(DataStream ds, boolean wasOpen, Runnable answer) {
+        answersInFlight.incrementAndGet();
+        try {
+            streamEnded(ds, wasOpen);
+            answer.run();
+        } finally {
+            answersInFlight.decrementAndGet();
+            signal();
+        }
     }
 
     void streamEnded(DataStream ds, boolean wasOpen) {

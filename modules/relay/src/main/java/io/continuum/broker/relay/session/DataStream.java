@@ -34,11 +34,16 @@ import io.continuum.broker.relay.transport.TransportException;
  * One subscription: a publisher socket relayed over one HTTP/2 data stream (bus-protocol-v1.md
  * sections 5 and 6). An explicit state machine:
  * <pre>
- *   OPENING --stream_opened--> OPEN --(EOF, overflow, revocation, idle head, reset, 404, unsubscribe)--> CLOSED
- *   OPENING --(refusal, unsubscribe, session end)--> CLOSED
+ *   OPENING --slot granted, HEADERS about to be written--> COMMITTED --stream_opened--> OPEN
+ *   OPEN --(EOF, overflow, revocation, idle head, reset, 404, unsubscribe)--> CLOSED
+ *   OPENING, COMMITTED --(refusal, revocation, unsubscribe, session end)--> CLOSED
  * </pre>
  * Exactly one of {@code stream_opened} / {@code stream_refused} is sent unless an
- * {@code unsubscribe} came first, and at most one {@code stream_closed} after it. Threads (all
+ * {@code unsubscribe} came first, and at most one {@code stream_closed} after it, never before it. A stream
+ * aborted before COMMITTED never writes its HEADERS (the transport asks {@link #commit()} under its open lock);
+ * one aborted in COMMITTED is reset and answered by its opener once the HEADERS are out, so the router never sees
+ * HEADERS after the refusal. Every answer leaves only after the stream has left the session's table, so a
+ * router may reuse the id, or use the freed {@code max_streams} place, as soon as it reads the answer. Threads (all
  * virtual): the opener (checks, dial, HEADERS), then the upstream reader (publisher socket to
  * queue, never blocked), the upstream writer (queue to the HTTP/2 stream), and the downstream
  * pump (HTTP/2 stream to the publisher socket, window replenished only as bytes reach the socket).
@@ -50,7 +55,7 @@ final class DataStream {
     /** What an idle stream's publisher read waits with (see pumpPublisherToQueue). */
     static final int IDLE_READ_BYTES = 2 * 1024;
 
-    enum State { OPENING, OPEN, CLOSED }
+    enum State { OPENING, COMMITTED, OPEN, CLOSED }
 
     private final BusSession session;
     private final long streamId;
@@ -70,7 +75,18 @@ final class DataStream {
     private final ReentrantLock interruptLock = new ReentrantLock();
     private boolean dialing;
     private volatile Socket socket;
+    /**
+     * Guards the answers that can race the opener: whether {@code stream_opened} has been sent, a
+     * {@code stream_closed} that must wait for it, and the refusal owed by a stream aborted in COMMITTED.
+     */
+    private final ReentrantLock answerLock = new ReentrantLock();
+    private boolean openedSent;
+    private boolean closedBeforeOpened;
+    private Code closeBeforeOpened;
+    private Code refusalAfterHeaders;
     private volatile BusStream stream;
+    /** Set before the request body's END_STREAM is written (publisher EOF). */
+    private volatile boolean requestEnded;
     private volatile ChunkQueue queue;
 
     DataStream(BusSession session, long streamId, Target target) {
@@ -149,7 +165,7 @@ final class DataStream {
         }
         BusStream s;
         try {
-            s = session.connection().open(request(), session.timeouts().streamSlot());
+            s = session.connection().open(request(), session.timeouts().streamSlot(), this::commit);
         } catch (SlotTimeoutException e) {
             closeQuietly(socket);
             refuse(Code.TOO_MANY_STREAMS, "no free HTTP/2 stream slot within " + session.timeouts().streamSlot());
@@ -158,22 +174,77 @@ final class DataStream {
             // The connection is going away; the session ends and answers nothing more.
             closeQuietly(socket);
             abortOpening(null);
+            finishAbortedAfterCommit(null);
             return;
+        }
+        if (s == null) {
+            return; // aborted (and answered) while it waited for a slot: no HEADERS were written
         }
         stream = s;
         queue = new ChunkQueue(session.limits().maxStreamBufferBytes(), session.budget());
         // HEADERS are on the connection: only now is stream_opened sent (section 5).
-        if (!state.compareAndSet(State.OPENING, State.OPEN) || !answered.compareAndSet(false, true)) {
-            s.cancel();
-            closeQuietly(socket);
-            queue.close();
+        if (!state.compareAndSet(State.COMMITTED, State.OPEN)) {
+            finishAbortedAfterCommit(s);
             return;
         }
+        answered.set(true);
         session.streamOpened(this);
         session.send(new Frame.StreamOpened(streamId));
+        boolean closedMeanwhile;
+        Code deferred;
+        answerLock.lock();
+        try {
+            openedSent = true;
+            closedMeanwhile = closedBeforeOpened;
+            deferred = closeBeforeOpened;
+        } finally {
+            answerLock.unlock();
+        }
+        if (closedMeanwhile) {
+            // closed (revoked, say) while stream_opened was on its way: out of the table, then its stream_closed
+            session.streamEnded(this, true, () -> sendClosed(deferred));
+            return;
+        }
         Thread.ofVirtual().name("stream-" + streamId + "-up-read").start(this::pumpPublisherToQueue);
         Thread.ofVirtual().name("stream-" + streamId + "-up-write").start(this::pumpQueueToRouter);
         pumpRouterToPublisher();
+    }
+
+    /**
+     * Asked by the transport once the HTTP/2 slot is granted, right before the HEADERS are written: false when the
+     * stream was aborted while it waited, so nothing of it reaches the wire.
+     */
+    private boolean commit() {
+        return state.compareAndSet(State.OPENING, State.COMMITTED);
+    }
+
+    /**
+     * The opener's side of an abort that came after {@link #commit()}: the HEADERS may be on the wire, so the
+     * stream is reset first, then the refusal the abort left (if any) is sent behind them.
+     */
+    private void finishAbortedAfterCommit(BusStream s) {
+        state.compareAndSet(State.COMMITTED, State.CLOSED); // unless an abort did: the connection died under it
+        if (s != null) {
+            s.cancel();
+        }
+        closeQuietly(socket);
+        ChunkQueue q = queue;
+        if (q != null) {
+            q.close();
+        }
+        Code refusal;
+        answerLock.lock();
+        try {
+            refusal = refusalAfterHeaders;
+            refusalAfterHeaders = null;
+        } finally {
+            answerLock.unlock();
+        }
+        session.streamEnded(this, false, () -> {
+            if (refusal != null) {
+                sendRefused(refusal, "target no longer advertised");
+            }
+        });
     }
 
     private StreamRequest request() {
@@ -263,7 +334,14 @@ final class DataStream {
             if (q.isClosed() || state.get() != State.OPEN) {
                 return;
             }
+            requestEnded = true;
             s.endRequest();
+            // Section 6, publisher EOF. The request body is complete; a router ends its response once it has read
+            // the body up to END_STREAM. That end is awaited (bounded) before any reset, because HTTP/2 servers
+            // may drop request DATA their application has not read yet when RST_STREAM arrives (Helidon 4.5.0's
+            // does). Meanwhile the stream keeps its place in the table and its HTTP/2 slot, so stream_closed is
+            // only sent once both are free.
+            s.awaitClosed(session.timeouts().responseHead());
             close(Code.UPSTREAM_CLOSED);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -319,8 +397,12 @@ final class DataStream {
                 session.metrics().relayed(Direction.ROUTER_TO_UPSTREAM, n);
             }
         } catch (TransportException e) {
-            // Router reset the stream (report nothing) or the connection died (the session ends).
-            close(null);
+            // Router reset the stream (report nothing) or the connection died (the session ends). Once the
+            // request body has ended, the upstream writer reports upstream_closed: a router's reset then only
+            // released the stream.
+            if (!requestEnded) {
+                close(null);
+            }
         } catch (IOException e) {
             // The publisher socket failed: the upstream reader sees it too and reports upstream_closed.
             ChunkQueue q = queue;
@@ -370,8 +452,20 @@ final class DataStream {
      * @return false when the stream was not opening any more
      */
     private boolean abortOpening(Code refusal) {
+        boolean committed = false;
         if (!state.compareAndSet(State.OPENING, State.CLOSED)) {
-            return false;
+            answerLock.lock();
+            try {
+                committed = state.compareAndSet(State.COMMITTED, State.CLOSED);
+                if (committed && refusal != null && answered.compareAndSet(false, true)) {
+                    refusalAfterHeaders = refusal; // the opener sends it once its HEADERS are out and reset
+                }
+            } finally {
+                answerLock.unlock();
+            }
+            if (!committed) {
+                return false;
+            }
         }
         interruptLock.lock();
         try {
@@ -383,10 +477,14 @@ final class DataStream {
             interruptLock.unlock();
         }
         closeQuietly(socket);
-        if (refusal != null && answered.compareAndSet(false, true)) {
-            sendRefused(refusal, "target no longer advertised");
+        if (!committed) {
+            // (a stream aborted once committed leaves the table with its answer from its opener, behind the reset)
+            session.streamEnded(this, false, () -> {
+                if (refusal != null && answered.compareAndSet(false, true)) {
+                    sendRefused(refusal, "target no longer advertised");
+                }
+            });
         }
-        session.streamEnded(this, false);
         return true;
     }
 
@@ -407,10 +505,11 @@ final class DataStream {
         if (!state.compareAndSet(State.OPENING, State.CLOSED)) {
             return;
         }
-        if (answered.compareAndSet(false, true)) {
-            sendRefused(code, reason);
-        }
-        session.streamEnded(this, false);
+        session.streamEnded(this, false, () -> {
+            if (answered.compareAndSet(false, true)) {
+                sendRefused(code, reason);
+            }
+        });
     }
 
     private void sendRefused(Code code, String reason) {
@@ -431,21 +530,9 @@ final class DataStream {
         }
         BusStream s = stream;
         if (s != null) {
-            if (code == Code.UPSTREAM_CLOSED) {
-                // The request body is complete (END_STREAM sent): give the router time to read it and end
-                // its side before the stream is reset, so the publisher's last bytes are not discarded.
-                Duration grace = session.timeouts().responseHead();
-                Thread.ofVirtual().name("stream-" + streamId + "-linger").start(() -> {
-                    try {
-                        Thread.sleep(grace);
-                    } catch (InterruptedException ignored) {
-                        // reset now
-                    }
-                    s.cancel();
-                });
-            } else {
-                s.cancel();
-            }
+            // After END_STREAM (upstream_closed) too, when the router has not ended its response: the reset then
+            // only releases the stream, and the slot is free before stream_closed says the stream is gone.
+            s.cancel();
         }
         closeQuietly(socket);
         if (code != null) {
@@ -453,12 +540,29 @@ final class DataStream {
             if (code == Code.BUFFER_OVERFLOW) {
                 session.metrics().overflowClose();
             }
-            session.send(new Frame.StreamClosed(streamId, code));
             LOG.info(() -> "event=stream_closed stream_id=" + streamId + " code=" + code.wire()
                     + " bytes_to_router=" + bytesToRouter.get() + " bytes_to_publisher=" + bytesToPublisher.get());
         }
-        session.streamEnded(this, true);
+        answerLock.lock();
+        try {
+            if (!openedSent) {
+                // the opener is still sending stream_opened: it takes the stream out of the table and sends this
+                // stream_closed behind it (a close must never reach the router before the open it closes)
+                closedBeforeOpened = true;
+                closeBeforeOpened = code;
+                return true;
+            }
+        } finally {
+            answerLock.unlock();
+        }
+        session.streamEnded(this, true, () -> sendClosed(code));
         return true;
+    }
+
+    private void sendClosed(Code code) {
+        if (code != null) {
+            session.send(new Frame.StreamClosed(streamId, code));
+        }
     }
 
     private static void closeQuietly(Socket s) {

@@ -20,7 +20,25 @@ public interface BusConnection extends AutoCloseable {
      * @throws SlotTimeoutException when no slot frees up in time
      * @throws TransportException   when the connection is closed or dies
      */
-    BusStream open(StreamRequest request, Duration slotTimeout) throws SlotTimeoutException, TransportException;
+    default BusStream open(StreamRequest request, Duration slotTimeout) throws SlotTimeoutException, TransportException {
+        return open(request, slotTimeout, () -> true);
+    }
+
+    /**
+     * As {@link #open(StreamRequest, Duration)}, but asks {@code commit} once the slot is granted and right before
+     * the HEADERS are written (no other stream's HEADERS in between): when it answers false the slot is given back
+     * and nothing is written. A caller whose stream can be abandoned while it waits for a slot (revocation, an
+     * unsubscribe) decides there, atomically with its own state, so an abandoned stream never reaches the wire.
+     *
+     * @param request     method, path and headers
+     * @param slotTimeout how long to wait for a free stream slot
+     * @param commit      called once, on the calling thread; must not block
+     * @return the open stream, or {@code null} when {@code commit} answered false
+     * @throws SlotTimeoutException when no slot frees up in time
+     * @throws TransportException   when the connection is closed or dies
+     */
+    BusStream open(StreamRequest request, Duration slotTimeout, java.util.function.BooleanSupplier commit)
+            throws SlotTimeoutException, TransportException;
 
     /** @return whether the connection is still usable */
     boolean isOpen();

@@ -68,6 +68,16 @@ public interface BusStream {
     void release(int n);
 
     /**
+     * Waits until the stream has closed: END_STREAM both ways, a reset, or the connection's death. Unlike
+     * {@link #read()} it consumes nothing, so it may wait beside a reader.
+     *
+     * @param timeout how long to wait
+     * @return whether it closed in time
+     * @throws InterruptedException when interrupted
+     */
+    boolean awaitClosed(Duration timeout) throws InterruptedException;
+
+    /**
      * Resets the stream (RST_STREAM CANCEL) unless it already ended, releases its slot, and wakes this
      * stream's own blocked reader and writer (they throw {@link StreamResetException}). Idempotent.
      */

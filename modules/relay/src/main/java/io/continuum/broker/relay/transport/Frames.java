@@ -47,6 +47,13 @@ final class Frames {
         return frame;
     }
 
+    static byte[] rstStream(int streamId, int errorCode) {
+        byte[] frame = new byte[HEADER_LENGTH + 4];
+        writeHeader(frame, 4, TYPE_RST_STREAM, 0, streamId);
+        putInt(frame, HEADER_LENGTH, errorCode);
+        return frame;
+    }
+
     static byte[] ping(long opaque, boolean ack) {
         byte[] frame = new byte[HEADER_LENGTH + 8];
         writeHeader(frame, 8, TYPE_PING, ack ? FLAG_ACK : 0, 0);

@@ -122,7 +122,8 @@ final class HelidonBusConnection implements BusConnection {
     }
 
     @Override
-    public BusStream open(StreamRequest request, Duration slotTimeout) throws TransportException {
+    public BusStream open(StreamRequest request, Duration slotTimeout, java.util.function.BooleanSupplier commit)
+            throws TransportException {
         throwIfFailed();
         slots.acquire(slotTimeout);
         long granted = System.nanoTime();
@@ -132,6 +133,9 @@ final class HelidonBusConnection implements BusConnection {
             openLock.lock();
             try {
                 throwIfFailed();
+                if (!commit.getAsBoolean()) {
+                    return null; // abandoned while it waited: the slot goes back below, nothing was written
+                }
                 BusClientStream helidonStream = BusClientStream.create(h2, client, socketConnection.helidonSocket(), settings.readPollSlice());
                 helidonStream.writeHeaders(headers, false);
                 HelidonBusStream stream = register(helidonStream, granted);
@@ -242,6 +246,24 @@ final class HelidonBusConnection implements BusConnection {
         return slots.inUse();
     }
 
+    /**
+     * @return DATA bytes received on the connection that neither a stream's release nor a reset or a dropped frame
+     *         has credited back yet (for tests: zero once every stream is drained or gone)
+     */
+    long connectionBytesUncredited() {
+        lock.lock();
+        try {
+            return received - (granted - settings.connectionReceiveWindow()) - pendingConnectionCredit;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return opens parked waiting for a stream slot (for tests) */
+    long slotWaiters() {
+        return slots.waiting();
+    }
+
     /** @return the peer's current MAX_CONCURRENT_STREAMS */
     long peerMaxConcurrentStreams() {
         return slots.limit();
@@ -295,9 +317,26 @@ final class HelidonBusConnection implements BusConnection {
         return 0;
     }
 
-    /** Lock held: the stream reached a terminal state. */
+    /** Lock held: the stream reached a terminal state with nothing left to write for it. */
     void streamFinishedLocked(HelidonBusStream stream) {
         streams.remove(stream.idInt());
+        slots.release();
+    }
+
+    /**
+     * Lock held: the stream reached a terminal state but its last frame (RST_STREAM, END_STREAM) is still to be
+     * written; the caller calls {@link #releaseSlot()} once it is on the wire.
+     */
+    void streamForgottenLocked(HelidonBusStream stream) {
+        streams.remove(stream.idInt());
+    }
+
+    /**
+     * Gives a stream's slot back. Only after the stream's last frame is written: the peer counts the stream as
+     * open until it reads that frame, so a stream opened in the freed slot must put its HEADERS behind it, or
+     * the peer sees more concurrent streams than its MAX_CONCURRENT_STREAMS allows.
+     */
+    void releaseSlot() {
         slots.release();
     }
 

@@ -59,6 +59,12 @@ final class HelidonBusStream implements BusStream {
     // set before our RST_STREAM is written; checked under the frame writer's lock before each DATA frame
     private volatile boolean resetSent;
 
+    /**
+     * Test seam: runs on the cancelling thread right after this stream's RST_STREAM is on the wire, so a test can
+     * make the peer's frames for the stream arrive exactly then (a black-box race cannot hit that window).
+     */
+    volatile Runnable afterResetWritten;
+
     HelidonBusStream(HelidonBusConnection connection, BusClientStream helidon, int id, long peerInitialWindow,
                      long slotGrantedNanos) {
         this.connection = connection;
@@ -166,12 +172,19 @@ final class HelidonBusStream implements BusStream {
                 state = state.onLocalEnd();
                 finished = state.terminal();
                 if (finished) {
-                    finishLocked();
+                    connection.streamForgottenLocked(this);
+                    changed.signalAll(); // awaitClosed
                 }
             } finally {
                 lock.unlock();
             }
-            writeFrame(Frames.dataHeader(id, 0, true), null, 0, 0);
+            try {
+                writeFrame(Frames.dataHeader(id, 0, true), null, 0, 0);
+            } finally {
+                if (finished) {
+                    connection.releaseSlot(); // behind our END_STREAM, which is what frees the slot for the peer
+                }
+            }
             releaseHelidonStreamIfDone();
         } finally {
             writeLock.unlock();
@@ -316,8 +329,26 @@ final class HelidonBusStream implements BusStream {
     }
 
     @Override
+    public boolean awaitClosed(Duration timeout) throws InterruptedException {
+        long nanos = timeout.toNanos();
+        lock.lock();
+        try {
+            while (!state.terminal()) {
+                if (nanos <= 0) {
+                    return false;
+                }
+                nanos = changed.awaitNanos(nanos);
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public void cancel() {
         boolean sendReset;
+        boolean releaseSlot;
         int connectionIncrement;
         lock.lock();
         try {
@@ -325,22 +356,41 @@ final class HelidonBusStream implements BusStream {
                 return;
             }
             sendReset = state != StreamState.CLOSED;
-            boolean wasTerminal = state.terminal();
+            releaseSlot = !state.terminal();
             failure = new StreamResetException(id, StreamResetException.CANCEL, false);
             state = StreamState.RESET;
             resetSent = true;
             connectionIncrement = returnCreditLocked();
-            if (!wasTerminal) {
-                finishLocked();
+            if (releaseSlot) {
+                connection.streamForgottenLocked(this); // DATA that still arrives is credited to the connection
             }
             changed.signalAll();
         } finally {
             lock.unlock();
         }
-        if (sendReset) {
-            helidon.cancel(); // RST_STREAM CANCEL through Helidon's writer
+        // Helidon forgets the stream before the peer can learn of the reset. Its reader then drops the peer's
+        // late frames for it (still HPACK-decoding header blocks, RFC 9113 5.4.2). Helidon's own cancel() would
+        // mark its stream CLOSED first and remove it only later: a DATA with END_STREAM or a HEADERS block read
+        // in between is a stream-state violation to Helidon, which then tears the whole connection down.
+        helidon.close();
+        try {
+            if (sendReset) {
+                try {
+                    connection.writer().writeOwnFrame(Frames.rstStream(id, (int) StreamResetException.CANCEL));
+                } catch (UncheckedIOException e) {
+                    // the connection is failing; fail() reports it
+                }
+                Runnable hook = afterResetWritten;
+                if (hook != null) {
+                    hook.run();
+                }
+            }
+            wakeHelidonReader(); // pitfall 7: nothing else wakes this stream's reader
+        } finally {
+            if (releaseSlot) {
+                connection.releaseSlot(); // behind our RST_STREAM: see releaseSlot()
+            }
         }
-        wakeHelidonReader(); // pitfall 7: Helidon's cancel does not wake this stream's reader
         connection.sendWindowUpdate(0, connectionIncrement);
     }
 
@@ -443,6 +493,7 @@ final class HelidonBusStream implements BusStream {
         state = state.onRemoteEnd();
         if (!before.terminal() && state.terminal()) {
             finishLocked();
+            changed.signalAll(); // awaitClosed
         }
     }
 

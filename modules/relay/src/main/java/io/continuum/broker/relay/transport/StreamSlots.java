@@ -23,6 +23,7 @@ final class StreamSlots {
         this.localCap = localCap;
     }
     private long inUse;
+    private long waiting;
     private ConnectionLostException failure;
 
     /**
@@ -46,7 +47,12 @@ final class StreamSlots {
                     throw new SlotTimeoutException("no HTTP/2 stream slot within " + timeout.toMillis() + " ms ("
                             + inUse + " streams open, peer allows " + limit + ")");
                 }
-                nanos = freed.awaitNanos(nanos);
+                waiting++;
+                try {
+                    nanos = freed.awaitNanos(nanos);
+                } finally {
+                    waiting--;
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -92,6 +98,16 @@ final class StreamSlots {
         lock.lock();
         try {
             return inUse;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return callers parked waiting for a slot (for tests) */
+    long waiting() {
+        lock.lock();
+        try {
+            return waiting;
         } finally {
             lock.unlock();
         }

@@ -40,7 +40,7 @@ final class Brokers {
                 s.responseHead(), s.stableSession(), bytes, s.maxConcurrentDials());
     }
 
-    /** The spec's deadlines with the response-head deadline (also the linger after upstream_closed) replaced. */
+    /** The spec's deadlines with the response-head deadline (also the wait for the router to end its response after upstream_closed) replaced. */
     static RelayConfig.Timeouts responseHead(Duration d) {
         RelayConfig.Timeouts s = RelayConfig.Timeouts.SPEC;
         return new RelayConfig.Timeouts(s.dnsResolution(), s.upstreamConnectTotal(), s.streamSlot(), d,

@@ -41,6 +41,12 @@ public final class TrackingConnector implements BusConnector {
                 .mapToLong(HelidonBusConnection::streamsInUse).sum();
     }
 
+    /** @return opens parked waiting for an HTTP/2 stream slot on the open connections */
+    public long slotWaiters() {
+        return connections.stream().filter(HelidonBusConnection::isOpen)
+                .mapToLong(HelidonBusConnection::slotWaiters).sum();
+    }
+
     /** @return connections opened so far that are still open */
     public long openConnections() {
         return connections.stream().filter(HelidonBusConnection::isOpen).count();

@@ -1,0 +1,351 @@
+package io.continuum.broker.relay;
+
+import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static io.continuum.broker.relay.BrokerHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Sections 5 and 6 as a router sees them, played by a raw HTTP/2 router: a stream's answer frames leave only
+ * after the stream has left the broker's table and released its HTTP/2 slot; one answer, then at most one close,
+ * never a close before its open and never HEADERS after a refusal; and frames the router sends on a stream the
+ * broker has reset are ignored without touching the connection. Where the outcome hinges on what the broker's
+ * threads do right after writing a frame, the session stream is tapped ({@link SessionTapConnector}) and the
+ * writing thread held there until the router's next move has been decided.
+ */
+@ExtendWith(LeakCheck.class)
+class StreamAnswerOrderTest {
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final CountingMetrics metrics = new CountingMetrics();
+    private final MutableView view = new MutableView().synced(true);
+    private final SessionTapConnector tap = new SessionTapConnector();
+
+    private EventBroker broker;
+
+    @AfterEach
+    void closeAll() throws Exception {
+        if (broker != null) {
+            broker.close(); // first: nothing reconnects while the peers go away
+        }
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+    }
+
+    /**
+     * Section 6, revocation: the broker resets stream 3 while the router is still sending on it. DATA, a header
+     * block that adds to the HPACK dynamic table, WINDOW_UPDATE and RST_STREAM arrive on the reset stream; the
+     * connection, the other stream, and a later stream whose head uses the table entry all carry on.
+     */
+    @Test
+    void framesTheRouterSendsOnARevokedStreamAreIgnoredAndTheOtherStreamsGoOn() throws Exception {
+        RawH2Peer peer = peer(Map.of());
+        ServerSocket a = publisher();
+        ServerSocket b = publisher();
+        startBroker(peer);
+        RawRouter router = router(peer, 8);
+        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+        router.subscribe(11, NAMESPACE, "127.0.0.1", b.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 11, WAIT);
+        Socket upA = accept(a);
+        Socket upB = accept(b);
+        RawH2Peer.Connection wire = router.wire();
+        wire.sendStatus200(3, false);
+        wire.sendStatus200(5, false);
+
+        view.withdraw(NAMESPACE, "127.0.0.1", a.getLocalPort());
+        // the router keeps sending on stream 3 before and after it learns of the reset
+        lateFrames(wire, 3, false);
+        Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+        assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
+        lateFrames(wire, 3, true);
+        await(() -> router.stream(3).reset, "RST_STREAM on the revoked stream");
+        assertEquals(-1, upA.getInputStream().read(), "the revoked publisher's socket is closed");
+
+        // the other stream relays both ways
+        wire.sendData(5, "to-b".getBytes(StandardCharsets.US_ASCII), false);
+        assertEquals("to-b", readExactly(upB.getInputStream(), 4));
+        upB.getOutputStream().write("from-b".getBytes(StandardCharsets.US_ASCII));
+        await(() -> router.stream(5).bytes().length == 6, "publisher bytes on the other stream");
+
+        // a new stream's head refers to the entry the ignored header block added (HPACK index 62)
+        router.subscribe(13, NAMESPACE, "127.0.0.1", b.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 13, WAIT);
+        Socket upB2 = accept(b);
+        wire.send(RawH2Peer.Frame.HEADERS, 0x4, 7, new byte[] {(byte) 0x88, (byte) 0xBE});
+        wire.sendData(7, "x".getBytes(StandardCharsets.US_ASCII), false);
+        assertEquals("x", readExactly(upB2.getInputStream(), 1));
+
+        assertTrue(metrics.connected());
+        assertEquals(1, tap.tracking().connectionsOpened(), "one connection throughout");
+        assertEquals(0, metrics.get("session_ends_total{reason=connection_lost}"));
+        assertEquals(0, metrics.get("session_ends_total{reason=protocol_error}"));
+    }
+
+    /**
+     * Section 6, publisher EOF: END_STREAM, then, as the router has not ended its response, a reset that only
+     * releases the stream, both before {@code stream_closed upstream_closed}. With the router's
+     * MAX_CONCURRENT_STREAMS at 2 (the session and one data stream) and {@code max_streams: 1}, a subscribe sent on
+     * reading that close is opened, not refused {@code too_many_streams} after the 5 s slot wait.
+     */
+    @Test
+    void aStreamClosedUpstreamClosedGivesBackItsSlotBeforeTheCloseIsSent() throws Exception {
+        RawH2Peer peer = peer(Map.of(0x3, 2L));
+        ServerSocket a = publisher();
+        startBroker(peer);
+        RawRouter router = router(peer, 1);
+        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+        Socket up = accept(a);
+        router.wire().sendStatus200(3, false); // and the router never ends this response
+        up.getOutputStream().write(new byte[] {1, 2, 3});
+        up.close();
+
+        Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+        assertEquals(Code.UPSTREAM_CLOSED, closed.code());
+        router.subscribe(11, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        Frame answer = router.await(Frame.class, f -> answerFor(f, 11), WAIT);
+        assertInstanceOf(Frame.StreamOpened.class, answer, "the slot was free when the close said so: " + answer);
+
+        assertEquals(3, router.stream(3).bytes().length, "the request body was complete");
+        List<String> events = router.dataStreamEvents();
+        assertTrue(events.indexOf("END_STREAM 3") >= 0
+                        && events.indexOf("END_STREAM 3") < events.indexOf("RST_STREAM 3")
+                        && events.indexOf("RST_STREAM 3") < events.indexOf("HEADERS 5"),
+                "END_STREAM, then the releasing reset, then the next stream: " + events);
+    }
+
+    /** Section 5: on reading {@code stream_refused} the router may reuse the id at once. */
+    @Test
+    void anIdIsFreeForReuseWhenItsRefusalArrives() throws Exception {
+        RawH2Peer peer = peer(Map.of());
+        ServerSocket unadvertised = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        closeables.add(unadvertised);
+        startBroker(peer);
+        RawRouter router = router(peer, 8);
+        // hold the broker right after the refusal is written until the router's reuse of the id is decided
+        tap.holdAfter(f -> f instanceof Frame.StreamRefused r && r.streamId() == 9,
+                () -> metrics.get("subscribes_total{result=refused}") >= 2);
+        router.subscribe(9, NAMESPACE, "127.0.0.1", unadvertised.getLocalPort());
+        Frame.StreamRefused first = router.await(Frame.StreamRefused.class, f -> f.streamId() == 9, WAIT);
+        assertEquals(Code.TARGET_NOT_ADVERTISED, first.code());
+        router.subscribe(9, NAMESPACE, "127.0.0.1", unadvertised.getLocalPort());
+        Frame.StreamRefused second = router.await(Frame.StreamRefused.class, f -> f.streamId() == 9, WAIT);
+        assertEquals(Code.TARGET_NOT_ADVERTISED, second.code(), "the id was free again: " + second);
+    }
+
+    /**
+     * Section 5: on reading {@code stream_closed} the router may reuse the id, or, at {@code max_streams}, open
+     * another stream, at once.
+     */
+    @ParameterizedTest(name = "reuse the id: {0}")
+    @ValueSource(booleans = {true, false})
+    void aClosedStreamIsOutOfTheTableWhenItsCloseArrives(boolean reuseId) throws Exception {
+        RawH2Peer peer = peer(Map.of());
+        ServerSocket a = publisher();
+        ServerSocket b = publisher();
+        startBroker(peer);
+        RawRouter router = router(peer, 1);
+        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+        tap.holdAfter(f -> f instanceof Frame.StreamClosed c && c.streamId() == 9,
+                () -> metrics.get("subscribes_total{result=opened}") >= 2
+                        || metrics.get("subscribes_total{result=refused}") >= 1);
+        view.withdraw(NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+        long next = reuseId ? 9 : 11;
+        router.subscribe(next, NAMESPACE, "127.0.0.1", b.getLocalPort());
+        Frame answer = router.await(Frame.class, f -> answerFor(f, next), WAIT);
+        assertInstanceOf(Frame.StreamOpened.class, answer, "the closed stream had left the table: " + answer);
+    }
+
+    /**
+     * Section 6, revocation of a stream still opening: a subscribe revoked while it waits for an HTTP/2 stream slot
+     * is refused {@code target_not_advertised} and never writes its HEADERS when a slot frees, so the stream the
+     * router opens next takes that slot and the next stream id.
+     */
+    @Test
+    void aSubscribeRevokedWhileWaitingForASlotNeverOpensItsDataStream() throws Exception {
+        RawH2Peer peer = peer(Map.of(0x3, 2L));
+        ServerSocket a = publisher();
+        ServerSocket b = publisher();
+        startBroker(peer);
+        RawRouter router = router(peer, 2);
+        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+        router.subscribe(11, NAMESPACE, "127.0.0.1", b.getLocalPort());
+        await(() -> tap.tracking().slotWaiters() == 1, "stream 11 waits for an HTTP/2 slot");
+
+        view.withdraw(NAMESPACE, "127.0.0.1", b.getLocalPort());
+        Frame.StreamRefused refused = router.await(Frame.StreamRefused.class, f -> f.streamId() == 11, WAIT);
+        assertEquals(Code.TARGET_NOT_ADVERTISED, refused.code());
+        router.send(new Frame.Unsubscribe(9)); // frees the slot stream 11 was waiting for
+        await(() -> router.stream(3).reset, "stream 9 reset");
+        router.subscribe(13, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 13, WAIT);
+
+        assertEquals(List.of("HEADERS 3", "RST_STREAM 3", "HEADERS 5"), router.dataStreamEvents(),
+                "no HEADERS for the refused stream 11");
+        assertEquals(List.of(refused), tap.written().stream().filter(f -> answerFor(f, 11)
+                || f instanceof Frame.StreamClosed c && c.streamId() == 11).toList(), "one answer for 11");
+    }
+
+    /**
+     * Section 5: a stream revoked after its HEADERS are out but before {@code stream_opened} is sent is closed
+     * behind its {@code stream_opened}: a router never reads a close for an id it has not seen opened.
+     */
+    @Test
+    void aRevocationRacingTheOpenIsReportedAfterTheOpen() throws Exception {
+        RawH2Peer peer = peer(Map.of());
+        ServerSocket a = publisher();
+        startBroker(peer);
+        RawRouter router = router(peer, 8);
+        AtomicBoolean revoked = new AtomicBoolean();
+        Handler revocationSeen = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (String.valueOf(record.getMessage()).contains("event=stream_revoked stream_id=9")) {
+                    revoked.set(true);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger sessionLog = Logger.getLogger("io.continuum.broker.relay.session.BusSession");
+        sessionLog.addHandler(revocationSeen);
+        closeables.add(() -> sessionLog.removeHandler(revocationSeen));
+        AtomicBoolean once = new AtomicBoolean();
+        // on the opener's thread: the open is decided, stream_opened not yet sent; revoke now and let the
+        // revocation run to its end (or write its close) before stream_opened goes
+        metrics.onSubscribeOpened(() -> {
+            if (once.compareAndSet(false, true)) {
+                view.withdraw(NAMESPACE, "127.0.0.1", a.getLocalPort());
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (!revoked.get() && tap.written().stream().noneMatch(f -> f instanceof Frame.StreamClosed)
+                        && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
+                }
+            }
+        });
+        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        Frame first = router.await(Frame.class, f -> answerFor(f, 9) || f instanceof Frame.StreamClosed, WAIT);
+        assertInstanceOf(Frame.StreamOpened.class, first, "the open comes first");
+        Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+        assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
+        await(() -> router.stream(3).reset, "the data stream is reset");
+    }
+
+    // ----------------------------------------------------------------------------------------------------------
+
+    private static boolean answerFor(Frame f, long streamId) {
+        return f instanceof Frame.StreamOpened o && o.streamId() == streamId
+                || f instanceof Frame.StreamRefused r && r.streamId() == streamId;
+    }
+
+    /**
+     * DATA within the stream window, WINDOW_UPDATE, then trailers with END_STREAM whose header block adds
+     * {@code x-late: yes} to the HPACK dynamic table; and the router's own RST_STREAM.
+     */
+    private static void lateFrames(RawH2Peer.Connection wire, int stream, boolean andReset) throws IOException {
+        for (int i = 0; i < 3; i++) {
+            wire.sendData(stream, new byte[16_384], false);
+        }
+        wire.sendWindowUpdate(stream, 10_000);
+        wire.send(RawH2Peer.Frame.HEADERS, 0x4 | 0x1, stream, hpackIncremental("x-late", "yes"));
+        if (andReset) {
+            wire.sendReset(stream, 0x8);
+        }
+    }
+
+    private static byte[] hpackIncremental(String name, String value) {
+        byte[] n = name.getBytes(StandardCharsets.US_ASCII);
+        byte[] v = value.getBytes(StandardCharsets.US_ASCII);
+        byte[] block = new byte[3 + n.length + v.length];
+        block[0] = 0x40;
+        block[1] = (byte) n.length;
+        System.arraycopy(n, 0, block, 2, n.length);
+        block[2 + n.length] = (byte) v.length;
+        System.arraycopy(v, 0, block, 3 + n.length, v.length);
+        return block;
+    }
+
+    private static String readExactly(InputStream in, int n) throws IOException {
+        return new String(in.readNBytes(n), StandardCharsets.US_ASCII);
+    }
+
+    private RawH2Peer peer(Map<Integer, Long> settings) throws IOException {
+        RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, settings);
+        closeables.add(peer);
+        return peer;
+    }
+
+    private ServerSocket publisher() throws IOException {
+        ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        closeables.add(s);
+        view.advertise(NAMESPACE, "127.0.0.1", s.getLocalPort());
+        return s;
+    }
+
+    private Socket accept(ServerSocket s) throws IOException {
+        s.setSoTimeout((int) WAIT.toMillis());
+        Socket socket = s.accept();
+        closeables.add(socket);
+        return socket;
+    }
+
+    private void startBroker(RawH2Peer peer) {
+        RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
+                .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+                .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
+        broker = EventBroker.create(config, view, metrics, tap, RandomGenerator.getDefault());
+        LeakCheck.expect("broker HTTP/2 stream slots in use", tap.tracking()::streamsInUse, 0);
+        LeakCheck.expect("broker bus connections open", tap.tracking()::openConnections, 0);
+        broker.start();
+    }
+
+    private RawRouter router(RawH2Peer peer, long maxStreams) throws Exception {
+        RawRouter router = RawRouter.acceptSession(peer, WAIT, new Frame.Welcome(1, "raw-session",
+                OptionalLong.empty(), OptionalLong.empty(), OptionalLong.of(maxStreams), OptionalLong.empty(),
+                OptionalLong.empty()), true);
+        closeables.add(router);
+        return router;
+    }
+}

@@ -1,0 +1,140 @@
+package io.continuum.broker.relay.transport;
+
+import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
+import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * RFC 9113 sections 5.1 and 5.4.2: after this side resets a stream, frames the peer sent before it saw the reset
+ * (DATA, HEADERS, WINDOW_UPDATE, its own RST_STREAM) are ignored, never a connection error; their DATA is
+ * credited back to the connection window, and an ignored header block is still HPACK-decoded so the shared
+ * dynamic table stays in step for every other stream.
+ *
+ * <p>White-box: the peer's frame is made to arrive exactly while the cancelling thread stands right after its
+ * RST_STREAM was written (the {@link HelidonBusStream#afterResetWritten} seam), and the seam returns only once the
+ * connection's reader has processed it (two PING round trips: the second acknowledgement is read in a later
+ * socket read than the injected frame, so Helidon's reader has handled that frame by then). With Helidon 4.5.0
+ * that is the window in which its stream object is already CLOSED but still in its stream map, where a DATA with
+ * END_STREAM or a HEADERS block fails the whole connection.
+ */
+class LateFramesOnResetStreamTest {
+    private static final int RESET = 1;
+    private static final int OTHER = 3;
+    /** HPACK literal with incremental indexing, new name: {@code x-late: yes} enters the dynamic table (index 62). */
+    private static final byte[] INDEXING_FIELD = hpackIncremental("x-late", "yes");
+
+    enum Late {
+        DATA_END_STREAM(false),
+        DATA(false),
+        TRAILERS_END_STREAM(true),
+        HEADERS_NO_END_STREAM(true),
+        WINDOW_UPDATE(false),
+        RST_STREAM(false);
+
+        final boolean indexes;
+
+        Late(boolean indexes) {
+            this.indexes = indexes;
+        }
+
+        void send(RawH2Peer.Connection wire) throws IOException {
+            switch (this) {
+                case DATA_END_STREAM -> wire.sendData(RESET, new byte[1000], true);
+                case DATA -> wire.sendData(RESET, new byte[1000], false);
+                case TRAILERS_END_STREAM -> wire.send(RawH2Peer.Frame.HEADERS, 0x4 | 0x1, RESET, INDEXING_FIELD);
+                case HEADERS_NO_END_STREAM -> wire.send(RawH2Peer.Frame.HEADERS, 0x4, RESET, INDEXING_FIELD);
+                case WINDOW_UPDATE -> wire.sendWindowUpdate(RESET, 5000);
+                case RST_STREAM -> wire.sendReset(RESET, 0x8);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Late.class)
+    void aFrameArrivingRightAfterOurResetIsIgnoredAndTheConnectionLives(Late late) throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream reset = connection.open(dataStream(1), WAIT);
+            BusStream other = connection.open(dataStream(2), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
+            wire.sendStatus200(RESET, false);
+            assertEquals(200, reset.awaitResponseHead(WAIT).status());
+            wire.sendData(RESET, new byte[100], false);
+            assertEquals(100, reset.read().remaining()); // read, never released: the reset must credit it
+
+            AtomicBoolean hookRan = new AtomicBoolean();
+            ((HelidonBusStream) reset).afterResetWritten = () -> {
+                try {
+                    late.send(wire);
+                    h.ping(WAIT);
+                    h.ping(WAIT);
+                    hookRan.set(true);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            reset.cancel();
+            assertTrue(hookRan.get(), "the late frame was injected right after the RST_STREAM");
+            RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
+            assertEquals(RESET, rst.streamId());
+            assertTrue(connection.isOpen(), "a late " + late + " on a reset stream must not end the connection");
+
+            // the other stream is untouched, and decodes a header the ignored block put into the dynamic table
+            byte[] head = late.indexes ? new byte[] {(byte) 0x88, (byte) 0xBE} : new byte[] {(byte) 0x88};
+            wire.send(RawH2Peer.Frame.HEADERS, 0x4, OTHER, head);
+            ResponseHead response = other.awaitResponseHead(WAIT);
+            assertEquals(200, response.status());
+            if (late.indexes) {
+                assertTrue(response.headers().stream()
+                                .anyMatch(x -> x.name().equals("x-late") && x.value().equals("yes")),
+                        "HPACK state followed the ignored header block: " + response.headers());
+            }
+            byte[] payload = "still flowing".getBytes(StandardCharsets.US_ASCII);
+            wire.sendData(OTHER, payload, true);
+            ByteBuffer chunk = other.read();
+            assertEquals(payload.length, chunk.remaining());
+            other.release(payload.length);
+            assertNull(other.read());
+            other.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+            other.endRequest();
+            RawH2Peer.Frame data = wire.next(f -> f.type() == RawH2Peer.Frame.DATA && f.streamId() == OTHER, WAIT);
+            assertEquals(3, data.payload().length);
+
+            assertTrue(h.ping(WAIT), "the connection still answers");
+            assertTrue(connection.isOpen());
+            assertEquals(0, h.connectionBytesUncredited(),
+                    "DATA of the reset stream, read or late, is credited back to the connection window");
+            assertEquals(0, h.streamsInUse());
+        }
+    }
+
+    private static byte[] hpackIncremental(String name, String value) {
+        byte[] n = name.getBytes(StandardCharsets.US_ASCII);
+        byte[] v = value.getBytes(StandardCharsets.US_ASCII);
+        byte[] block = new byte[3 + n.length + v.length];
+        block[0] = 0x40;
+        block[1] = (byte) n.length;
+        System.arraycopy(n, 0, block, 2, n.length);
+        block[2 + n.length] = (byte) v.length;
+        System.arraycopy(v, 0, block, 3 + n.length, v.length);
+        return block;
+    }
+}

@@ -1,0 +1,82 @@
+package io.continuum.broker.relay.transport;
+
+import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
+import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The peer counts a stream against its MAX_CONCURRENT_STREAMS until it reads the stream's RST_STREAM: a slot the
+ * transport frees must stay taken until that frame is on the wire, so the HEADERS of a stream opened in it always
+ * follow the reset (else the peer sees one stream too many and may drop the connection). And a commit check that
+ * answers false once the slot is granted puts nothing on the wire and gives the slot back.
+ */
+class SlotReleaseOrderTest {
+
+    @Test
+    void aCancelledStreamsSlotIsHeldUntilItsResetIsWrittenAndTheNextHeadersFollowTheReset() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream first = connection.open(dataStream(1), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
+
+            AtomicLong inUseAtReset = new AtomicLong(-1);
+            ((HelidonBusStream) first).afterResetWritten = () -> inUseAtReset.set(h.streamsInUse());
+            first.cancel();
+            assertEquals(1, inUseAtReset.get(), "the slot is still taken when the RST_STREAM reaches the wire");
+            assertEquals(0, h.streamsInUse(), "and free right after");
+
+            // with a waiter: the peer reads the reset before the next stream's HEADERS, every time
+            BusStream second = connection.open(dataStream(2), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 3, WAIT);
+            CompletableFuture<BusStream> third = new CompletableFuture<>();
+            Thread waiter = Thread.ofVirtual().start(() -> {
+                try {
+                    third.complete(connection.open(dataStream(3), WAIT));
+                } catch (TransportException | RuntimeException e) {
+                    third.completeExceptionally(e);
+                }
+            });
+            TransportFixture.eventually(() -> waiter.getState() == Thread.State.WAITING
+                    || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, "third open waits for the slot");
+            second.cancel();
+            RawH2Peer.Frame next = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM
+                    || f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            assertEquals(RawH2Peer.Frame.RST_STREAM, next.type(), "the reset that frees the slot comes first");
+            assertEquals(3, next.streamId());
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 5, WAIT);
+            assertEquals(5, third.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).id());
+            assertTrue(connection.isOpen());
+        }
+    }
+
+    @Test
+    void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream first = connection.open(dataStream(1), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
+            first.cancel();
+            assertNull(connection.open(dataStream(2), WAIT, () -> false), "abandoned once the slot was granted");
+            assertEquals(0, h.streamsInUse(), "its slot went back");
+            BusStream next = connection.open(dataStream(3), WAIT);
+            RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            assertEquals(3, headers.streamId(), "the abandoned stream wrote no HEADERS (and took no stream id)");
+            assertEquals(3, next.id());
+        }
+    }
+}
