@@ -169,14 +169,16 @@ public final class SessionLoop {
 
     /** Section 4 items 4-5: the delay before the next attempt. */
     Duration nextDelay(SessionOutcome outcome) {
+        // The session itself resets the sequence when it stayed welcomed long enough, however it ended: the
+        // rebalance fast path below neither counts nor resets, but it must not swallow the long session's reset.
+        if (outcome.welcomedFor().compareTo(config.timeouts().stableSession()) >= 0) {
+            backoff.reset();
+        }
         if (outcome.reason() == EndReason.DRAINED && outcome.drain() != null && outcome.drain().isRebalance()) {
             Duration fast = rebalance.onRebalanceDrain();
             if (fast != null) {
                 return fast;
             }
-        }
-        if (outcome.welcomedFor().compareTo(config.timeouts().stableSession()) >= 0) {
-            backoff.reset();
         }
         Duration delay = backoff.nextDelay();
         Duration retryAfter = outcome.retryAfter();
