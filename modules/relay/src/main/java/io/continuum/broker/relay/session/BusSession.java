@@ -83,6 +83,9 @@ public final class BusSession {
     private volatile SessionLimits limits;
     private volatile long lastFrameNanos;
     private volatile long welcomedAtNanos;
+    private volatile boolean wasWelcomed;
+    /** Measures how long the session stayed welcomed (section 4 item 4's 60 s); injectable for tests. */
+    private final java.util.function.LongSupplier nanoClock;
     private volatile Frame.Drain drain;
     private volatile Duration retryAfter;
     private volatile AutoCloseable viewListener;
@@ -119,6 +122,26 @@ public final class BusSession {
      */
     public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
                       PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry) {
+        this(config, endpoint, credential, connector, view, dialer, metrics, registry, System::nanoTime);
+    }
+
+    /**
+     * Creates a session attempt whose welcomed time is measured on {@code nanoClock}.
+     *
+     * @param config     relay configuration
+     * @param endpoint   the bus endpoint for this attempt (CA bundle freshly read)
+     * @param credential the credential for this attempt (freshly read; never logged)
+     * @param connector  transport connector
+     * @param view       metadata view
+     * @param dialer     target checks and dialing
+     * @param metrics    metrics sink
+     * @param registry   where the broker keeps track of open streams for status and gauges
+     * @param nanoClock  monotonic clock for how long the session stayed welcomed (the backoff reset)
+     */
+    public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
+                      PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry,
+                      java.util.function.LongSupplier nanoClock) {
+        this.nanoClock = java.util.Objects.requireNonNull(nanoClock, "nanoClock");
         this.config = config;
         this.endpoint = endpoint;
         this.credential = credential;
@@ -148,8 +171,8 @@ public final class BusSession {
             teardown();
         }
         End e = end.get();
-        Duration welcomedFor = welcomedAtNanos == 0 ? Duration.ZERO
-                : Duration.ofNanos(System.nanoTime() - welcomedAtNanos);
+        Duration welcomedFor = !wasWelcomed ? Duration.ZERO
+                : Duration.ofNanos(nanoClock.getAsLong() - welcomedAtNanos);
         return new SessionOutcome(e.result(), e.reason(), welcomedFor,
                 e.reason() == EndReason.DRAINED ? drain : null, retryAfter, e.detail());
     }
@@ -320,7 +343,8 @@ public final class BusSession {
         if (!state.compareAndSet(State.AWAITING_WELCOME, State.WELCOMED)) {
             return false;
         }
-        welcomedAtNanos = System.nanoTime();
+        welcomedAtNanos = nanoClock.getAsLong();
+        wasWelcomed = true;
         signal();
         metrics.sessionAttempt(AttemptResult.WELCOMED);
         metrics.sessionConnected(true);
