@@ -798,7 +798,9 @@ public final class BusSession {
         if (c != null) {
             c.close();
         }
-        if (e.result() != AttemptResult.WELCOMED) {
+        // By what happened, not by the end's label: a shutdown racing a welcome may label a welcomed session's
+        // end as a failed attempt, and that attempt was already counted (welcomed) and marked connected.
+        if (!wasWelcomed) {
             metrics.sessionAttempt(e.result());
         } else {
             metrics.sessionConnected(false);
