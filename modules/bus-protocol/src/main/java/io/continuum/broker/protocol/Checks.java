@@ -21,9 +21,13 @@ final class Checks {
     }
 
     /**
-     * Why a session id is unacceptable, or null when it is fine: 1..128 characters, each visible
-     * ASCII (0x21..0x7E), because it travels back verbatim in the {@code continuum-session-id}
-     * header of every data stream.
+     * Why a session id is unacceptable, or null when it is fine. Section 3.2 calls it opaque, 1..128
+     * characters; it travels back verbatim as the value of the {@code continuum-session-id} header of
+     * every data stream, so it is accepted exactly when a header field value carries it unchanged
+     * (RFC 9110 section 5.5): visible ASCII (0x21..0x7E) and interior spaces. Refused: leading or
+     * trailing whitespace (an HTTP stack trims it), control characters including TAB (a header line
+     * cannot carry CR, LF or NUL; TAB is refused with them rather than trusting every stack to keep
+     * it), and non-ASCII (no encoding is defined for it in a header value).
      */
     static String sessionIdProblem(String id) {
         int n = id.length();
@@ -33,9 +37,17 @@ final class Checks {
         }
         for (int i = 0; i < n; i++) {
             char c = id.charAt(i);
-            if (c < 0x21 || c > 0x7E) {
-                return "welcome.session_id has a character other than visible ASCII at index " + i;
+            if (c < 0x20 || c == 0x7F) {
+                return "welcome.session_id has a control character (U+" + String.format("%04X", (int) c)
+                        + ") at index " + i + ": a header value cannot carry it";
             }
+            if (c > 0x7E) {
+                return "welcome.session_id has a non-ASCII character at index " + i
+                        + ": a header value carries ASCII only";
+            }
+        }
+        if (id.charAt(0) == ' ' || id.charAt(n - 1) == ' ') {
+            return "welcome.session_id has leading or trailing whitespace: a header value would lose it";
         }
         return null;
     }

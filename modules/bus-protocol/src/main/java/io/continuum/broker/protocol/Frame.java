@@ -145,8 +145,8 @@ public sealed interface Frame {
      * send are empty here; {@link SessionLimits#negotiate} applies defaults and clamping.
      *
      * @param protocolVersion     negotiated version
-     * @param sessionId           opaque session id, 1..128 visible ASCII characters (checked by the codec:
-     *                            it is echoed in the {@code continuum-session-id} header)
+     * @param sessionId           opaque session id, 1..128 visible ASCII characters and interior spaces
+     *                            (checked by the codec: it is echoed in the {@code continuum-session-id} header)
      * @param heartbeatIntervalMs heartbeat interval, if sent
      * @param idleTimeoutMs       idle timeout, if sent
      * @param maxStreams          open + opening stream limit, if sent

@@ -122,6 +122,24 @@ class DecodingRulesTest {
     }
 
     @Test
+    void aSessionIdWithInteriorSpacesAndEveryVisibleAsciiCharacterIsAccepted() throws ProtocolException {
+        // Section 3.2: opaque. Whatever a header field value carries unchanged is accepted.
+        assertEquals("abc def  g", ((Frame.Welcome) router(
+                "{\"type\":\"welcome\",\"protocol_version\":1,\"session_id\":\"abc def  g\"}")).sessionId());
+        StringBuilder visible = new StringBuilder();
+        for (char c = 0x21; c <= 0x7E; c++) {
+            if (c != '"' && c != '\\') {
+                visible.append(c);
+            }
+        }
+        // every visible ASCII character but '"' and '\\' as is, then a space and those two JSON-escaped
+        String json = visible + " \\\\\\\"x";
+        String decoded = ((Frame.Welcome) router("{\"type\":\"welcome\",\"protocol_version\":1,\"session_id\":\""
+                + json + "\"}")).sessionId();
+        assertEquals(visible + " \\\"x", decoded);
+    }
+
+    @Test
     void drainDefaultsToAnEmptyReasonAndNoDeadline() throws ProtocolException {
         assertEquals(new Frame.Drain("", OptionalLong.empty()), router("{\"type\":\"drain\"}"));
         assertEquals(new Frame.Drain("", OptionalLong.empty()), router("{\"type\":\"drain\",\"reason\":null,\"deadline_ms\":null}"));

@@ -117,7 +117,7 @@ class FrameRoundTripTest {
     void theEncoderRefusesWhatTheDecoderWouldReject() {
         assertThrows(IllegalArgumentException.class, () -> FrameCodec.encode(new Frame.Welcome(1, "",
                 OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())));
-        assertThrows(IllegalArgumentException.class, () -> FrameCodec.encode(new Frame.Welcome(1, "a b",
+        assertThrows(IllegalArgumentException.class, () -> FrameCodec.encode(new Frame.Welcome(1, "a b ",
                 OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())));
         assertThrows(IllegalArgumentException.class, () -> FrameCodec.encode(new Frame.Draining(-1)));
         assertThrows(IllegalArgumentException.class,

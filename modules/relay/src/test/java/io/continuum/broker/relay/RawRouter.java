@@ -37,6 +37,10 @@ final class RawRouter implements AutoCloseable {
     private final Map<Integer, StreamState> streams = new ConcurrentHashMap<>();
     private final List<String> dataStreamEvents = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Thread pump;
+    /** Counted down when the broker ends its session request body (END_STREAM on stream 1). */
+    private final java.util.concurrent.CountDownLatch sessionRequestEnded = new java.util.concurrent.CountDownLatch(1);
+    /** Run by the pump the moment it reads that END_STREAM, before it reads anything else. */
+    private volatile Runnable onSessionRequestEnd;
 
     /** What the router saw of one data stream. */
     static final class StreamState {
@@ -75,6 +79,18 @@ final class RawRouter implements AutoCloseable {
         return router;
     }
 
+    /**
+     * Accepts the broker's connection and reads its session HEADERS and {@code hello}, answering nothing:
+     * the test writes the response head and the first frames itself through {@link #wire()}.
+     */
+    static RawRouter acceptHello(RawH2Peer peer, Duration wait) throws Exception {
+        RawH2Peer.Connection wire = peer.accept(wait);
+        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == SESSION, wait);
+        RawRouter router = new RawRouter(wire, true);
+        router.await(Frame.Hello.class, f -> true, wait);
+        return router;
+    }
+
     private final boolean grantSessionWindow;
 
     private RawRouter(RawH2Peer.Connection wire, boolean grantSessionWindow) {
@@ -94,6 +110,14 @@ final class RawRouter implements AutoCloseable {
                 if (id == SESSION) {
                     if (f.type() == RawH2Peer.Frame.DATA && f.payload().length > 0) {
                         fromBroker.addAll(decoder.decode(ByteBuffer.wrap(f.payload())));
+                    }
+                    if (f.endStream()) {
+                        sessionRequestEnded.countDown();
+                        Runnable r = onSessionRequestEnd;
+                        if (r != null) {
+                            r.run();
+                            return;
+                        }
                     }
                 } else {
                     StreamState s = streams.computeIfAbsent(id, k -> new StreamState());
@@ -169,6 +193,15 @@ final class RawRouter implements AutoCloseable {
 
     StreamState stream(int http2StreamId) {
         return streams.computeIfAbsent(http2StreamId, k -> new StreamState());
+    }
+
+    /** The router closes the TCP connection the moment it reads the broker's END_STREAM on the session. */
+    void closeRightAfterSessionEnd() {
+        onSessionRequestEnd = wire::close;
+    }
+
+    boolean awaitSessionRequestEnd(Duration wait) throws InterruptedException {
+        return sessionRequestEnded.await(wait.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     RawH2Peer.Connection wire() {

@@ -118,6 +118,24 @@ class SessionLifecycleTest {
     }
 
     @Test
+    void aSessionIdWithInteriorSpacesIsWelcomedAndEchoedVerbatimOnEveryDataStream() throws IOException {
+        // Section 3.2: session_id is opaque; whatever a header value carries unchanged is accepted.
+        String id = "router 7 / session  42";
+        h = withAnswer(hello -> hello == null ? null : SessionAnswer.first(new Frame.Welcome(1, id,
+                OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
+                OptionalLong.empty())));
+        BrokerHarness.Publisher publisher = h.publisher();
+        h.start();
+        RouterSession session = h.router.awaitSession(WAIT);
+        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
+        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
+        RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
+        assertEquals(id, stream.headers().get("continuum-session-id"));
+        assertEquals(1, h.metrics.get("session_attempts_total{result=welcomed}"));
+        assertEquals(0, h.metrics.get("session_ends_total{reason=protocol_error}"));
+    }
+
+    @Test
     void aServiceUnavailableRouterIsRefused() {
         h = withAnswer(hello -> new SessionAnswer(503, Map.of("retry-after", "0"), null, Duration.ZERO));
         h.start();

@@ -86,11 +86,24 @@ public final class BusSession {
     private volatile long lastFrameNanos;
     private volatile long welcomedAtNanos;
     private volatile long handshakeStartedNanos;
+    private volatile boolean wasWelcomed;
+    /** Measures how long the session stayed welcomed (section 4 item 4's 60 s); injectable for tests. */
+    private final java.util.function.LongSupplier nanoClock;
     private volatile Frame.Drain drain;
     private volatile Duration retryAfter;
     private volatile AutoCloseable viewListener;
+    /**
+     * Why a drain under way will end the session: {@code drained} for the router's {@code drain},
+     * {@code shutdown} once a local shutdown joined or started it (a shutdown always wins). Guarded by
+     * {@link #stateLock} for writes, together with {@link #drainUntilNanos}.
+     */
+    private volatile EndReason drainReason;
+    /** When the drain under way ends at the latest: the earlier of the router's and the shutdown's deadline. */
+    private volatile long drainUntilNanos;
     /** Set once a drain or shutdown has ended the request body: the router's close then completes it. */
-    private volatile EndReason drainEnd;
+    private volatile boolean drainEnded;
+    /** The thread inside {@link BusConnector#connect} while the attempt connects, for a shutdown to interrupt. */
+    private Thread connectingThread;
 
     /** After END_STREAM on the session, how long the router gets to read what came before and close its side. */
     static final Duration DRAIN_LINGER = Duration.ofSeconds(2);
@@ -112,6 +125,26 @@ public final class BusSession {
      */
     public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
                       PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry) {
+        this(config, endpoint, credential, connector, view, dialer, metrics, registry, System::nanoTime);
+    }
+
+    /**
+     * Creates a session attempt whose welcomed time is measured on {@code nanoClock}.
+     *
+     * @param config     relay configuration
+     * @param endpoint   the bus endpoint for this attempt (CA bundle freshly read)
+     * @param credential the credential for this attempt (freshly read; never logged)
+     * @param connector  transport connector
+     * @param view       metadata view
+     * @param dialer     target checks and dialing
+     * @param metrics    metrics sink
+     * @param registry   where the broker keeps track of open streams for status and gauges
+     * @param nanoClock  monotonic clock for how long the session stayed welcomed (the backoff reset)
+     */
+    public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
+                      PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry,
+                      java.util.function.LongSupplier nanoClock) {
+        this.nanoClock = java.util.Objects.requireNonNull(nanoClock, "nanoClock");
         this.config = config;
         this.endpoint = endpoint;
         this.credential = credential;
@@ -141,8 +174,8 @@ public final class BusSession {
             teardown();
         }
         End e = end.get();
-        Duration welcomedFor = welcomedAtNanos == 0 ? Duration.ZERO
-                : Duration.ofNanos(System.nanoTime() - welcomedAtNanos);
+        Duration welcomedFor = !wasWelcomed ? Duration.ZERO
+                : Duration.ofNanos(nanoClock.getAsLong() - welcomedAtNanos);
         return new SessionOutcome(e.result(), e.reason(), welcomedFor,
                 e.reason() == EndReason.DRAINED ? drain : null, retryAfter, e.detail());
     }
@@ -150,38 +183,66 @@ public final class BusSession {
     // ---------------------------------------------------------------- handshake (section 2)
 
     private boolean handshake() {
-        long started = System.nanoTime();
-        handshakeStartedNanos = started;
-        long deadline = started + config.busConnectTimeout().toNanos();
+        // Section 2: bus_connect_timeout bounds TCP, TLS and HTTP/2 set-up up to sending hello; the response
+        // head and welcome then get their own bus_connect_timeout, counted from hello.
+        handshakeStartedNanos = System.nanoTime(); // for the connect-to-welcome histogram, not a deadline
+        long connectDeadline = handshakeStartedNanos + config.busConnectTimeout().toNanos();
+        BusConnection c;
         try {
-            connection = connector.connect(endpoint);
+            c = connectUnlessEnded();
         } catch (BusConnectException e) {
             return endSession(AttemptResult.FAILED, EndReason.CONNECT_FAILED, e.getMessage());
         }
+        if (c == null) {
+            return false;
+        }
+        connection = c;
+        if (end.get() != null) {
+            // A shutdown came while connecting and saw no connection to close: nothing more is sent.
+            c.close();
+            return false;
+        }
         connection.onClose(cause -> {
-            if (state.get() == State.WELCOMED || state.get() == State.DRAINING) {
-                endSession(AttemptResult.WELCOMED, EndReason.CONNECTION_LOST,
-                        cause == null ? "connection closed" : cause.getMessage());
+            State st = state.get();
+            if (st == State.WELCOMED || st == State.DRAINING) {
+                EndReason drained = drainEnded ? drainReason : null;
+                if (drained != null) {
+                    // The router closed the connection after the broker's END_STREAM: the drain is complete,
+                    // whichever of this listener and the session's reader notices first.
+                    endDrained(drained);
+                } else {
+                    endSession(AttemptResult.WELCOMED, EndReason.CONNECTION_LOST,
+                            cause == null ? "connection closed" : cause.getMessage());
+                }
             }
         });
         setState(State.AWAITING_WELCOME);
         BusStream s;
+        long welcomeDeadline;
+        writeLock.lock();
         try {
             s = connection.open(new StreamRequest("POST", BusProtocol.SESSION_PATH, List.of(
                     Header.bearer(credential),
                     Header.of("content-type", BusProtocol.SESSION_CONTENT_TYPE),
-                    Header.of("user-agent", userAgent()))), remaining(deadline));
+                    Header.of("user-agent", userAgent()))), remaining(connectDeadline));
             sessionStream = s;
+            if (end.get() != null) {
+                // Section 4 item 6: no hello after a shutdown; the attempt is abandoned.
+                return false;
+            }
             // hello goes out right behind the headers, never waiting for the response head.
             s.write(ByteBuffer.wrap(FrameCodec.encode(new Frame.Hello(List.of(BusProtocol.VERSION),
                     Frame.Hello.ROLE_BROKER, config.clientId(), config.kubernetesNamespace(),
                     config.dynamoNamespaces(), userAgent()))));
+            welcomeDeadline = System.nanoTime() + config.busConnectTimeout().toNanos();
         } catch (TransportException e) {
             return endSession(AttemptResult.FAILED, EndReason.CONNECT_FAILED, e.getMessage());
+        } finally {
+            writeLock.unlock();
         }
         ResponseHead head;
         try {
-            head = s.awaitResponseHead(remaining(deadline));
+            head = s.awaitResponseHead(remaining(welcomeDeadline));
         } catch (TimeoutException e) {
             return endSession(AttemptResult.FAILED, EndReason.CONNECT_FAILED,
                     "no response head within " + config.busConnectTimeout());
@@ -200,7 +261,7 @@ public final class BusSession {
                     "session response content-type is not " + BusProtocol.SESSION_CONTENT_TYPE);
         }
         // Frames until welcome, within bus_connect_timeout of sending hello.
-        Watchdog handshakeWatchdog = Watchdog.start(deadline, () -> endSession(AttemptResult.FAILED,
+        Watchdog handshakeWatchdog = Watchdog.start(welcomeDeadline, () -> endSession(AttemptResult.FAILED,
                 EndReason.CONNECT_FAILED, "no welcome within " + config.busConnectTimeout()));
         try {
             while (end.get() == null) {
@@ -228,9 +289,6 @@ public final class BusSession {
                     });
                 } catch (ProtocolException e) {
                     malformed = e;
-                }
-                if (malformed != null && frames.stream().noneMatch(Frame.Welcome.class::isInstance)) {
-                    return endSession(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, malformed.getMessage());
                 }
                 s.release(n);
                 for (int i = 0; i < frames.size(); i++) {
@@ -269,6 +327,12 @@ public final class BusSession {
                         }
                     }
                 }
+                // Section 2 decides by the first frame that is not ignored, in order: what the router sent
+                // before a malformed frame (an error, a welcome) decides first; a malformed frame decides only
+                // when nothing before it did.
+                if (malformed != null) {
+                    return endSession(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, malformed.getMessage());
+                }
             }
             return false;
         } finally {
@@ -284,10 +348,11 @@ public final class BusSession {
         if (!state.compareAndSet(State.AWAITING_WELCOME, State.WELCOMED)) {
             return false;
         }
-        welcomedAtNanos = System.nanoTime();
+        welcomedAtNanos = nanoClock.getAsLong();
+        wasWelcomed = true;
         signal();
         metrics.sessionAttempt(AttemptResult.WELCOMED);
-        metrics.busConnected(Duration.ofNanos(welcomedAtNanos - handshakeStartedNanos));
+        metrics.busConnected(Duration.ofNanos(System.nanoTime() - handshakeStartedNanos));
         metrics.sessionConnected(true);
         registry.sessionWelcomed(this);
         LOG.info(() -> "event=session_welcomed session_id=" + sessionId + " heartbeat_ms="
@@ -309,17 +374,15 @@ public final class BusSession {
             try {
                 chunk = s.read();
             } catch (TransportException e) {
-                EndReason drained = drainEnd;
-                if (drained != null) {
-                    endSession(AttemptResult.WELCOMED, drained, drained == EndReason.SHUTDOWN ? "shutdown" : "drained");
+                if (drainEnded) {
+                    endDrained(drainReason);
                     return;
                 }
                 endAfterReadFailure(e);
                 return;
             }
-            if (chunk == null && drainEnd != null) {
-                EndReason drained = drainEnd;
-                endSession(AttemptResult.WELCOMED, drained, drained == EndReason.SHUTDOWN ? "shutdown" : "drained");
+            if (chunk == null && drainEnded) {
+                endDrained(drainReason);
                 return;
             }
             if (chunk == null) {
@@ -419,37 +482,142 @@ public final class BusSession {
     // ---------------------------------------------------------------- drain and shutdown (section 4 items 5-7)
 
     private void startDrain(Frame.Drain d) {
-        if (!state.compareAndSet(State.WELCOMED, State.DRAINING)) {
-            return;
-        }
-        drain = d;
         Duration deadline = d.deadlineMs().isPresent() ? Duration.ofMillis(d.deadlineMs().getAsLong())
                 : config.drainDeadline();
+        long until = System.nanoTime() + saturatedNanos(deadline);
+        boolean started;
+        stateLock.lock();
+        try {
+            started = state.compareAndSet(State.WELCOMED, State.DRAINING);
+            if (!started && state.get() != State.DRAINING) {
+                return;
+            }
+            drain = d;
+            if (started) {
+                drainReason = EndReason.DRAINED;
+                drainUntilNanos = until;
+            } else if (until - drainUntilNanos < 0) {
+                // A drain (or shutdown) is already under way: the earlier deadline holds, the reason stays.
+                drainUntilNanos = until;
+            }
+            changed.signalAll();
+        } finally {
+            stateLock.unlock();
+        }
         LOG.info(() -> "event=drain reason=" + sanitize(d.reason()) + " deadline_ms=" + deadline.toMillis()
                 + " open_streams=" + streams.size());
-        signal();
-        Thread.ofVirtual().name("session-drain").start(() -> finishDrain(deadline, EndReason.DRAINED));
+        if (started) {
+            Thread.ofVirtual().name("session-drain").start(this::finishDrain);
+        }
     }
 
     /**
-     * Local shutdown (SIGTERM/SIGINT): sends {@code draining}, refuses new subscribes, lets open
-     * streams run until they close or {@code deadline} passes, then ends the session
-     * ({@code shutdown}). Returns at once when the session is not welcomed.
+     * Local shutdown (SIGTERM/SIGINT, section 4 item 6): with a welcomed session, sends
+     * {@code draining}, refuses new subscribes, lets open streams run until they close or
+     * {@code deadline} passes, then ends the session ({@code shutdown}). A router drain already under way
+     * becomes a shutdown: {@code draining} is still sent (unless the request body has already ended),
+     * the session ends at the earlier of the two deadlines, and the end counts as {@code shutdown}.
+     * Without a welcomed session the attempt is abandoned at once, also in the middle of TCP, TLS or
+     * HTTP/2 set-up, and no {@code hello} is sent after it. Returns without waiting for the session
+     * to end ({@link #run} returns when it has).
      *
      * @param deadline how long open streams may still run
      */
     public void shutdown(Duration deadline) {
+        long until = System.nanoTime() + saturatedNanos(deadline);
+        boolean startFinisher;
+        boolean sendDraining;
+        stateLock.lock();
+        try {
+            if (end.get() != null || drainReason == EndReason.SHUTDOWN) {
+                return;
+            }
+            State st = state.get();
+            if (st == State.WELCOMED && state.compareAndSet(State.WELCOMED, State.DRAINING)) {
+                startFinisher = true;
+                drainUntilNanos = until;
+            } else if (st == State.DRAINING) {
+                startFinisher = false;
+                if (until - drainUntilNanos < 0) {
+                    drainUntilNanos = until;
+                }
+            } else {
+                startFinisher = false;
+                st = null;
+            }
+            if (st != null) {
+                drainReason = EndReason.SHUTDOWN;
+                changed.signalAll();
+            }
+            sendDraining = st != null;
+        } finally {
+            stateLock.unlock();
+        }
+        if (!sendDraining) {
+            abandonAttempt();
+            return;
+        }
+        LOG.info(() -> "event=shutdown_drain deadline_ms=" + deadline.toMillis() + " open_streams=" + streams.size());
+        writeLock.lock();
+        try {
+            // Never after the request body ended (END_STREAM): the router already knows the session is ending.
+            if (!drainEnded) {
+                send(new Frame.Draining(deadline.toMillis()));
+            }
+        } finally {
+            writeLock.unlock();
+        }
+        if (startFinisher) {
+            Thread.ofVirtual().name("session-shutdown").start(this::finishDrain);
+        }
+    }
+
+    /** Shutdown before welcome: ends the attempt as {@code shutdown} and stops a connect in progress. */
+    private void abandonAttempt() {
         State st = state.get();
-        if (st == State.WELCOMED && state.compareAndSet(State.WELCOMED, State.DRAINING)) {
-            send(new Frame.Draining(deadline.toMillis()));
-            signal();
-            finishDrain(deadline, EndReason.SHUTDOWN);
-        } else if (st == State.DRAINING) {
-            // A router drain is under way; the local shutdown ends the session as shutdown at its deadline.
-            finishDrain(deadline, EndReason.SHUTDOWN);
-        } else {
-            endSession(st == State.CONNECTING || st == State.AWAITING_WELCOME ? AttemptResult.FAILED
-                    : AttemptResult.WELCOMED, EndReason.SHUTDOWN, "shutdown");
+        endSession(st == State.CONNECTING || st == State.AWAITING_WELCOME ? AttemptResult.FAILED
+                : AttemptResult.WELCOMED, EndReason.SHUTDOWN, "shutdown");
+        stateLock.lock();
+        try {
+            Thread t = connectingThread;
+            if (t != null) {
+                // The connector honours an interrupt: it closes the socket (ending a TLS handshake the
+                // router never answers) and returns at once, instead of holding the exit for bus_connect_timeout.
+                t.interrupt();
+            }
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /** Connects unless the attempt already ended; a shutdown during the connect interrupts it (null then). */
+    private BusConnection connectUnlessEnded() throws BusConnectException {
+        stateLock.lock();
+        try {
+            if (end.get() != null) {
+                return null;
+            }
+            connectingThread = Thread.currentThread();
+        } finally {
+            stateLock.unlock();
+        }
+        try {
+            return connector.connect(endpoint);
+        } catch (BusConnectException e) {
+            if (end.get() != null) {
+                return null;
+            }
+            throw e;
+        } finally {
+            stateLock.lock();
+            try {
+                connectingThread = null;
+                if (end.get() != null) {
+                    Thread.interrupted(); // the interrupt was meant for the connect only
+                }
+            } finally {
+                stateLock.unlock();
+            }
         }
     }
 
@@ -462,21 +630,60 @@ public final class BusSession {
                 EndReason.SHUTDOWN, "aborted");
     }
 
-    private void finishDrain(Duration deadline, EndReason reason) {
-        awaitUntil(() -> streams.isEmpty() && answersInFlight.get() == 0 || end.get() != null, deadline);
+    /**
+     * The one drain finisher of a session, for a router drain or a local shutdown alike: waits until all
+     * streams closed and their answers are written, or the drain's deadline passes (re-read on every change, since a shutdown may bring
+     * it forward), ends the request body, gives the router {@link #DRAIN_LINGER} to close its side, then
+     * ends the session with the drain's reason as it is at that moment.
+     */
+    private void finishDrain() {
+        stateLock.lock();
+        try {
+            while (end.get() == null && !(streams.isEmpty() && answersInFlight.get() == 0)) {
+                long left = drainUntilNanos - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                changed.awaitNanos(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            stateLock.unlock();
+        }
         if (end.get() != null) {
             return;
         }
-        drainEnd = reason;
+        boolean locked = false;
         try {
-            sessionStream.endRequest();
+            // Under the write lock, so a shutdown's draining frame goes before END_STREAM or not at all; a
+            // write stalled by a router that stopped reading must not hold the drain, hence the bound.
+            locked = writeLock.tryLock(DRAIN_LINGER.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            drainEnded = true;
+            if (locked) {
+                sessionStream.endRequest();
+            }
         } catch (TransportException e) {
             LOG.fine(() -> "event=end_request_failed error=\"" + e.getMessage() + "\"");
+        } finally {
+            if (locked) {
+                writeLock.unlock();
+            }
         }
         // Closing a TCP connection with unread bytes in flight can reset it and lose what the router
         // has not read yet (the last stream_closed frames, END_STREAM): give the router a moment to
         // read them and end its side, which ends the session (as drained/shutdown) by itself.
-        awaitUntil(() -> end.get() != null, DRAIN_LINGER);
+        if (locked) {
+            awaitUntil(() -> end.get() != null, DRAIN_LINGER);
+        }
+        endDrained(drainReason);
+    }
+
+    private void endDrained(EndReason reason) {
         endSession(AttemptResult.WELCOMED, reason, reason == EndReason.SHUTDOWN ? "shutdown" : "drained");
     }
 
@@ -598,7 +805,9 @@ public final class BusSession {
         if (c != null) {
             c.close();
         }
-        if (e.result() != AttemptResult.WELCOMED) {
+        // By what happened, not by the end's label: a shutdown racing a welcome may label a welcomed session's
+        // end as a failed attempt, and that attempt was already counted (welcomed) and marked connected.
+        if (!wasWelcomed) {
             metrics.sessionAttempt(e.result());
         } else {
             metrics.sessionConnected(false);

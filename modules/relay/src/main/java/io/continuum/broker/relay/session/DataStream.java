@@ -62,6 +62,8 @@ final class DataStream {
     private final Target target;
     private final PublisherKey key;
     private final long createdNanos = System.nanoTime();
+    /** Set when a write to the publisher failed, before the queue is ended for it. */
+    private volatile boolean publisherWriteFailed;
     private final AtomicReference<State> state = new AtomicReference<>(State.OPENING);
     private final AtomicBoolean answered = new AtomicBoolean();
     private final AtomicLong bytesToRouter = new AtomicLong();
@@ -287,7 +289,9 @@ final class DataStream {
                     continue;
                 }
                 if (!q.offer(Arrays.copyOf(buf, n))) {
-                    if (state.get() == State.OPEN) {
+                    // A queue ended by a failed write toward the publisher refuses offers too: that is the
+                    // socket error ending the stream (upstream_closed, by the writer), not an overflow.
+                    if (state.get() == State.OPEN && !publisherWriteFailed) {
                         close(Code.BUFFER_OVERFLOW);
                     }
                     return;
@@ -404,7 +408,9 @@ final class DataStream {
                 close(null);
             }
         } catch (IOException e) {
-            // The publisher socket failed: the upstream reader sees it too and reports upstream_closed.
+            // The publisher socket failed (section 6: a socket error, as EOF): flush what is queued, end the
+            // request body and report upstream_closed. The reader may still get bytes a moment longer.
+            publisherWriteFailed = true;
             ChunkQueue q = queue;
             if (q != null) {
                 q.end();

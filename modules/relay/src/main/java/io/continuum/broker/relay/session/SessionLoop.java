@@ -46,6 +46,7 @@ public final class SessionLoop {
     private final StreamRegistry registry;
     private final ReconnectBackoff backoff;
     private final RebalanceThrottle rebalance;
+    private final LongSupplier nanoClock;
     private final String userAgent;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -68,7 +69,7 @@ public final class SessionLoop {
      * @param metrics   metrics sink
      * @param registry  status registry
      * @param random    jitter source
-     * @param nanoClock monotonic clock for the rebalance window
+     * @param nanoClock monotonic clock for the rebalance window and how long a session stayed welcomed
      * @param userAgent {@code continuum-event-broker/<version>}
      */
     public SessionLoop(RelayConfig config, PublisherView view, BusConnector connector, TargetDialer dialer,
@@ -82,6 +83,7 @@ public final class SessionLoop {
         this.registry = registry;
         this.backoff = new ReconnectBackoff(config.backoffInitial(), config.backoffMax(), random);
         this.rebalance = new RebalanceThrottle(nanoClock, random);
+        this.nanoClock = nanoClock;
         this.userAgent = userAgent;
     }
 
@@ -148,7 +150,8 @@ public final class SessionLoop {
             metrics.sessionEnded(EndReason.CONNECT_FAILED);
             return new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO, null, null, detail);
         }
-        BusSession s = new BusSession(config, endpoint, credential, connector, view, dialer, metrics, registry);
+        BusSession s = new BusSession(config, endpoint, credential, connector, view, dialer, metrics, registry,
+                nanoClock);
         lock.lock();
         try {
             if (stopping) {
@@ -169,14 +172,16 @@ public final class SessionLoop {
 
     /** Section 4 items 4-5: the delay before the next attempt. */
     Duration nextDelay(SessionOutcome outcome) {
+        // The session itself resets the sequence when it stayed welcomed long enough, however it ended: the
+        // rebalance fast path below neither counts nor resets, but it must not swallow the long session's reset.
+        if (outcome.welcomedFor().compareTo(config.timeouts().stableSession()) >= 0) {
+            backoff.reset();
+        }
         if (outcome.reason() == EndReason.DRAINED && outcome.drain() != null && outcome.drain().isRebalance()) {
             Duration fast = rebalance.onRebalanceDrain();
             if (fast != null) {
                 return fast;
             }
-        }
-        if (outcome.welcomedFor().compareTo(config.timeouts().stableSession()) >= 0) {
-            backoff.reset();
         }
         Duration delay = backoff.nextDelay();
         Duration retryAfter = outcome.retryAfter();

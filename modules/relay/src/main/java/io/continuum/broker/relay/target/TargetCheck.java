@@ -31,7 +31,8 @@ import io.continuum.broker.protocol.Target;
  * 11 (HTTP/2 stream slot) comes after, once this returned {@link Outcome.Connected}.
  * <p>
  * Rows 4-7 are cheap and run on the caller's thread inside {@link #start}; rows 8-10 run on a
- * virtual thread of their own. Create one per session (its {@link UpstreamDialer} holds the
+ * virtual thread of their own. Stage deadlines are per stage: DNS counts from the subscribe, the connect
+ * budget from the end of DNS (then the session's slot and response-head deadlines follow). Create one per session (its {@link UpstreamDialer} holds the
  * session's dial permits).
  */
 public final class TargetCheck {
@@ -163,9 +164,11 @@ public final class TargetCheck {
             switch (resolution) {
                 case Resolution.Failed failed -> attempt.finish(new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED,
                         failed.reason()));
-                // Rows 9 and 10: filter every address right before dialing, then connect.
+                // Rows 9 and 10: filter every address right before dialing, then connect. Each stage has its
+                // own deadline (R-OPEN): the connect budget counts from the end of DNS, so a slow answer
+                // within the DNS deadline never eats the connect time.
                 case Resolution.Resolved resolved -> attempt.finish(
-                        dialer.dial(resolved.addresses(), prepared.port, attempt.startedNanos(), attempt));
+                        dialer.dial(resolved.addresses(), prepared.port, System.nanoTime(), attempt));
             }
         } catch (InterruptedException e) {
             attempt.cancel();

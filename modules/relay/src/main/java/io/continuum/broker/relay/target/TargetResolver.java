@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -21,14 +22,25 @@ import io.continuum.broker.relay.target.Resolution.Resolved;
  * of its own while the caller waits at most until the deadline. A lookup that outlives its
  * deadline or its caller is interrupted and abandoned; its answer is never used.
  * <p>
+ * Lookups in flight are bounded ({@link #DEFAULT_MAX_CONCURRENT_LOOKUPS}): the JDK's resolver blocks in
+ * native code that an interrupt does not stop, so an abandoned lookup holds its thread (and, for a
+ * virtual thread, a carrier) until the resolver itself gives up. A lookup keeps its permit until it
+ * really returns, so hundreds of subscribes to advertised names on a hung resolver hold at most that
+ * many threads; a subscribe that finds no permit before its DNS deadline is refused like a lookup that
+ * timed out (section 5 row 8: {@code upstream_connect_failed}).
+ * <p>
  * Thread-safe and stateless: share one per process.
  */
 public final class TargetResolver {
     /** R-OPEN: DNS resolution deadline. */
     public static final Duration DEFAULT_DNS_TIMEOUT = Duration.ofSeconds(5);
+    /** Lookups that may be in flight at once, abandoned ones included. */
+    public static final int DEFAULT_MAX_CONCURRENT_LOOKUPS = 32;
 
     private final NameResolver nameResolver;
     private final Duration dnsTimeout;
+    private final int maxConcurrentLookups;
+    private final Semaphore lookups;
 
     /**
      * A resolver with the JDK's name resolution and the 5 s deadline.
@@ -44,8 +56,33 @@ public final class TargetResolver {
      * @param dnsTimeout   how long one resolution may take, counted from the subscribe
      */
     public TargetResolver(NameResolver nameResolver, Duration dnsTimeout) {
+        this(nameResolver, dnsTimeout, DEFAULT_MAX_CONCURRENT_LOOKUPS);
+    }
+
+    /**
+     * A resolver.
+     *
+     * @param nameResolver         name resolution for DNS names
+     * @param dnsTimeout           how long one resolution may take, counted from the subscribe
+     * @param maxConcurrentLookups lookups in flight at once, abandoned ones included
+     */
+    public TargetResolver(NameResolver nameResolver, Duration dnsTimeout, int maxConcurrentLookups) {
         this.nameResolver = Objects.requireNonNull(nameResolver, "nameResolver");
         this.dnsTimeout = positive(dnsTimeout, "dnsTimeout");
+        if (maxConcurrentLookups < 1) {
+            throw new IllegalArgumentException("maxConcurrentLookups must be at least 1");
+        }
+        this.maxConcurrentLookups = maxConcurrentLookups;
+        this.lookups = new Semaphore(maxConcurrentLookups);
+    }
+
+    /**
+     * Lookups running right now, abandoned ones included (for tests and diagnostics).
+     *
+     * @return count
+     */
+    int lookupsInFlight() {
+        return maxConcurrentLookups - lookups.availablePermits();
     }
 
     /**
@@ -87,8 +124,24 @@ public final class TargetResolver {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
+        if (!lookups.tryAcquire(Math.max(0L, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            return new Failed("no DNS lookup slot before the DNS deadline (" + maxConcurrentLookups
+                    + " lookups in flight)");
+        }
         FutureTask<List<InetAddress>> task = new FutureTask<>(() -> nameResolver.resolve(name));
-        Thread.ofVirtual().name("continuum-dns").start(task);
+        try {
+            Thread.ofVirtual().name("continuum-dns").start(() -> {
+                try {
+                    task.run();
+                } finally {
+                    // Released when the lookup really ends, not when its caller stops waiting.
+                    lookups.release();
+                }
+            });
+        } catch (RuntimeException | Error e) {
+            lookups.release();
+            throw e;
+        }
         List<InetAddress> found;
         try {
             found = task.get(Math.max(0L, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);

@@ -26,7 +26,7 @@ import io.continuum.broker.protocol.Code;
  *     attempted.</li>
  *     <li>The allowed addresses are tried in resolver order, each attempt bounded by
  *     {@code attemptTimeout} ({@code upstream_connect_timeout}, 5 s) and all together by the
- *     connect budget (10 s) counted from the subscribe. Nothing connected in time:
+ *     connect budget (10 s) counted from the end of DNS resolution (a stage deadline of its own). Nothing connected in time:
  *     {@code upstream_connect_failed}.</li>
  *     <li>The socket connects to exactly the {@link InetAddress} that passed the filter
  *     ({@code new InetSocketAddress(address, port)}), never to a name: there is no second
@@ -78,7 +78,7 @@ public final class UpstreamDialer {
      *
      * @param filter             address filter
      * @param attemptTimeout     bound for one connect attempt ({@code upstream_connect_timeout})
-     * @param connectBudget      bound for all attempts of one subscribe, counted from the subscribe
+     * @param connectBudget      bound for all attempts of one subscribe, counted from the end of DNS
      * @param maxConcurrentDials connects allowed at once
      * @param socketSettings     socket options
      * @param connector          the connect step
@@ -98,7 +98,7 @@ public final class UpstreamDialer {
     }
 
     /**
-     * The connect budget, counted from the subscribe.
+     * The connect budget, counted from the end of DNS resolution.
      *
      * @return duration
      */
@@ -139,7 +139,8 @@ public final class UpstreamDialer {
      *
      * @param addresses     resolved addresses, in resolver order
      * @param port          port 1..65535
-     * @param startedNanos  {@link System#nanoTime()} of the subscribe; the budget counts from here
+     * @param startedNanos  {@link System#nanoTime()} when the connect stage began (DNS done); the budget counts
+     *                      from here
      * @param attempt       handle whose cancel closes the socket in progress
      * @return {@link Outcome.Connected}, or {@link Outcome.Refused} with {@code target_not_allowed}
      *         or {@code upstream_connect_failed}

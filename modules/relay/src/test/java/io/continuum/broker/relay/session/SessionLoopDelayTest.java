@@ -74,6 +74,20 @@ class SessionLoopDelayTest {
     }
 
     @Test
+    void aLongSessionEndedByARebalanceDrainStillResetsTheBackoff() {
+        SessionLoop loop = loop();
+        SessionOutcome failed = new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO,
+                null, null, "");
+        loop.nextDelay(failed);
+        loop.nextDelay(failed);
+        loop.nextDelay(failed);
+        assertEquals(Duration.ofMillis(500), loop.nextDelay(ended(EndReason.DRAINED, Duration.ofSeconds(60), REBALANCE)),
+                "the rebalance fast path");
+        // The session that stayed welcomed for 60 s resets the sequence; the fast path itself does not count.
+        assertEquals(Duration.ofSeconds(2), loop.nextDelay(failed), "n = 1 again after a 60 s session");
+    }
+
+    @Test
     void aNonRebalanceDrainUsesTheBackoff() {
         SessionLoop loop = loop();
         Duration d = loop.nextDelay(ended(EndReason.DRAINED, Duration.ZERO, new Frame.Drain("maintenance",

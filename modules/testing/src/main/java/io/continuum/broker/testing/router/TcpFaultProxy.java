@@ -21,6 +21,7 @@ public final class TcpFaultProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
     private volatile boolean blackholed;
+    private volatile long firstAnswerDelayNanos;
     private volatile boolean closed;
 
     /**
@@ -51,6 +52,16 @@ public final class TcpFaultProxy implements AutoCloseable {
      */
     public void blackhole(boolean on) {
         blackholed = on;
+    }
+
+    /**
+     * Holds the first bytes the server sends on each new connection for {@code delay}: a TLS server that is
+     * slow to answer the ClientHello (a slow handshake), while the client's bytes still flow at once.
+     *
+     * @param delay how long the server's first answer is held ({@link Duration#ZERO}: not at all)
+     */
+    public void delayFirstAnswer(java.time.Duration delay) {
+        firstAnswerDelayNanos = delay.toNanos();
     }
 
     @Override
@@ -84,8 +95,9 @@ public final class TcpFaultProxy implements AutoCloseable {
                     close(server);
                     return;
                 }
-                Thread.ofVirtual().name("fault-proxy-up").start(() -> pump(client, server));
-                Thread.ofVirtual().name("fault-proxy-down").start(() -> pump(server, client));
+                long delay = firstAnswerDelayNanos;
+                Thread.ofVirtual().name("fault-proxy-up").start(() -> pump(client, server, 0));
+                Thread.ofVirtual().name("fault-proxy-down").start(() -> pump(server, client, delay));
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -94,11 +106,16 @@ public final class TcpFaultProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, long firstDelayNanos) {
         byte[] buffer = new byte[32 * 1024];
         try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
             int n;
+            boolean first = true;
             while ((n = in.read(buffer)) >= 0) {
+                if (first && firstDelayNanos > 0) {
+                    java.util.concurrent.TimeUnit.NANOSECONDS.sleep(firstDelayNanos);
+                }
+                first = false;
                 if (!blackholed) {
                     out.write(buffer, 0, n);
                     out.flush();
@@ -106,6 +123,8 @@ public final class TcpFaultProxy implements AutoCloseable {
             }
         } catch (IOException e) {
             // cut or closed
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } finally {
             close(from);
             close(to);

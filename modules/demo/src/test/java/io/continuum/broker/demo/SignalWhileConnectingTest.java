@@ -1,0 +1,108 @@
+package io.continuum.broker.demo;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import io.continuum.broker.testing.kube.FakeKubeApi;
+import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.secrets.Secrets;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * bus-protocol-v1.md section 4 item 6 on a real child JVM running the real {@code Main}: with no welcomed
+ * session, SIGTERM exits 0 at once, also while the router leaves the TLS handshake unanswered (a listener
+ * that accepts and never speaks), instead of holding the exit until {@code bus_connect_timeout}.
+ */
+class SignalWhileConnectingTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String CREDENTIAL = "signal-connect-credential-0123456789abcdef";
+
+    @TempDir
+    Path dir;
+    private Process child;
+
+    @AfterEach
+    void tearDown() throws IOException, InterruptedException {
+        if (child != null && child.isAlive()) {
+            child.destroyForcibly().waitFor(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+        if (child != null) {
+            Secrets.assertAbsent("the broker's log", Files.readString(dir.resolve("broker.log")));
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void sigtermDuringAnUnansweredTlsHandshakeExitsZeroAtOnce() throws Exception {
+        EphemeralPki pki = EphemeralPki.create();
+        FakeKubeApi kube = FakeKubeApi.builder().build();
+        try (ServerSocket silent = new ServerSocket(0, 10, InetAddress.getLoopbackAddress())) {
+            kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", 5557));
+            Files.write(dir.resolve("ca.pem"), pki.caPem());
+            Files.writeString(dir.resolve("credential"), CREDENTIAL + "\n");
+            Files.writeString(dir.resolve("config.yaml"), String.join("\n",
+                    "bus_url: https://localhost:" + silent.getLocalPort(),
+                    "ca_file: " + dir.resolve("ca.pem"),
+                    "client_id: signal-connect-test",
+                    "credential_file: " + dir.resolve("credential"),
+                    "kubernetes_namespace: ns",
+                    "dynamo_namespaces: [dynamo]",
+                    "allowed_cidrs: [127.0.0.0/8]",
+                    "metrics_listen: 127.0.0.1:0",
+                    // far beyond the test's wait: only abandoning the attempt exits in time
+                    "bus_connect_timeout: 5m",
+                    ""));
+            List<String> cmd = new ArrayList<>();
+            cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            cmd.add("-cp");
+            cmd.add(System.getProperty("java.class.path"));
+            cmd.add("io.continuum.broker.app.Main");
+            cmd.add("--config");
+            cmd.add(dir.resolve("config.yaml").toString());
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("broker.log").toFile());
+            pb.environment().put("KUBECONFIG", kube.kubeconfig().toString());
+            pb.environment().keySet().removeIf(k -> k.startsWith("CONTINUUM_EVENT_BROKER_"));
+            child = pb.start();
+            silent.setSoTimeout((int) WAIT.toMillis());
+            try (Socket attempt = silent.accept()) {
+                attempt.setSoTimeout((int) WAIT.toMillis());
+                InputStream in = attempt.getInputStream();
+                assertTrue(in.read() >= 0, "the ClientHello arrives; the router never answers it");
+                child.destroy(); // SIGTERM
+                assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS),
+                        "the broker must exit at once, not after bus_connect_timeout: " + log());
+                assertEquals(0, child.exitValue(), log());
+                try {
+                    while (in.read() >= 0) {
+                        // the rest of the ClientHello, then EOF: the attempt was abandoned
+                    }
+                } catch (SocketException reset) {
+                    // also an end
+                }
+            }
+        } finally {
+            kube.close();
+        }
+    }
+
+    private String log() throws IOException {
+        return Files.readString(dir.resolve("broker.log"));
+    }
+}

@@ -1,0 +1,109 @@
+package io.continuum.broker.relay;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static io.continuum.broker.relay.BrokerHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Session outcomes that depend on exactly which bytes arrive in which order (bus-protocol-v1.md sections 2
+ * and 4 item 5), played frame by frame on a raw HTTP/2 peer: Helidon's server cannot put two bus frames
+ * in one DATA frame on demand, nor close the connection the instant it reads END_STREAM.
+ */
+@ExtendWith(LeakCheck.class)
+class SessionEndsOnTheWireTest {
+    private interface Scenario {
+        void run(RawH2Peer router, CountingMetrics metrics) throws Exception;
+    }
+
+    private static void withBroker(Scenario scenario) throws Exception {
+        CountingMetrics metrics = new CountingMetrics();
+        try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
+            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caBundle(BrokerHarness.PKI::caPem)
+                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+                    .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
+                    .build();
+            TrackingConnector connector = new TrackingConnector();
+            try (EventBroker broker = EventBroker.create(config, new MutableView().synced(true), metrics, connector,
+                    RandomGenerator.getDefault())) {
+                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
+                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+                broker.start();
+                scenario.run(router, metrics);
+            }
+        }
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) {
+            n += p.length;
+        }
+        byte[] out = new byte[n];
+        int at = 0;
+        for (byte[] p : parts) {
+            System.arraycopy(p, 0, out, at, p.length);
+            at += p.length;
+        }
+        return out;
+    }
+
+    @Test
+    void anErrorFrameFirstRefusesTheAttemptWhateverFollowsInTheSameChunk() throws Exception {
+        withBroker((router, metrics) -> {
+            byte[] unknown = FrameCodec.encodeJson("{\"type\":\"future_frame\"}");
+            byte[] error = FrameCodec.encode(new Frame.ErrorFrame(Code.UNAUTHORIZED, "no", false));
+            byte[] malformed = new byte[4]; // N = 0: a protocol error, but after the error frame
+            try (RawRouter first = RawRouter.acceptHello(router, WAIT)) {
+                first.wire().send(RawH2Peer.Frame.HEADERS, 0x4, RawRouter.SESSION, RawRouter.statusOkBusContentType());
+                first.wire().sendData(RawRouter.SESSION, concat(unknown, error, malformed), false);
+                await(() -> metrics.get("session_ends_total{reason=refused}") == 1, "refused");
+                assertEquals(1, metrics.get("session_attempts_total{result=refused}"));
+                assertEquals(0, metrics.get("session_ends_total{reason=protocol_error}"));
+            }
+            try (RawRouter second = RawRouter.acceptHello(router, WAIT)) {
+                // A malformed frame with nothing decisive before it is a protocol_error.
+                second.wire().send(RawH2Peer.Frame.HEADERS, 0x4, RawRouter.SESSION, RawRouter.statusOkBusContentType());
+                second.wire().sendData(RawRouter.SESSION, concat(unknown, malformed, error), false);
+                await(() -> metrics.get("session_ends_total{reason=protocol_error}") == 1, "protocol_error");
+                assertEquals(1, metrics.get("session_ends_total{reason=refused}"));
+            }
+        });
+    }
+
+    @Test
+    void aRebalanceDrainEndsDrainedEvenWhenTheRouterClosesTheConnectionRightAfterEndStream() throws Exception {
+        withBroker((router, metrics) -> {
+            int sessions = 5;
+            for (int i = 1; i <= sessions; i++) {
+                try (RawRouter r = RawRouter.acceptSession(router, WAIT)) {
+                    await(metrics::connected, "welcomed");
+                    r.closeRightAfterSessionEnd();
+                    r.send(new Frame.Drain("rebalance", OptionalLong.of(0)));
+                    assertTrue(r.awaitSessionRequestEnd(WAIT), "END_STREAM on the session");
+                    int ended = i;
+                    await(() -> metrics.get("session_ends_total{reason=drained}")
+                            + metrics.get("session_ends_total{reason=connection_lost}")
+                            + metrics.get("session_ends_total{reason=router_closed}") == ended, "session " + ended + " ended");
+                }
+            }
+            assertEquals(sessions, metrics.get("session_ends_total{reason=drained}"));
+            assertEquals(0, metrics.get("session_ends_total{reason=connection_lost}"));
+        });
+    }
+}

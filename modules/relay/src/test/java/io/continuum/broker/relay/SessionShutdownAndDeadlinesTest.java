@@ -1,0 +1,159 @@
+package io.continuum.broker.relay;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
+import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.leaks.LeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static io.continuum.broker.relay.BrokerHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * bus-protocol-v1.md sections 2 and 4 item 6 against real routers: a shutdown with no welcomed session
+ * abandons the attempt at once (also in the middle of a TLS handshake), a shutdown during a router drain
+ * becomes a shutdown with the earlier deadline, and the welcome wait is its own deadline counted from
+ * {@code hello}.
+ */
+@ExtendWith(LeakCheck.class)
+@LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
+class SessionShutdownAndDeadlinesTest {
+    private BrokerHarness h;
+
+    @AfterEach
+    void tearDown() {
+        if (h != null) {
+            h.close();
+        }
+    }
+
+    @Test
+    void aShutdownWhileTheRouterLeavesTheTlsHandshakeUnansweredEndsTheAttemptAtOnce() throws Exception {
+        CountingMetrics metrics = new CountingMetrics();
+        LinkedBlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread acceptor = Thread.ofVirtual().start(() -> {
+                try {
+                    while (true) {
+                        accepted.add(silent.accept());
+                    }
+                } catch (IOException closed) {
+                    // the test is over
+                }
+            });
+            RelayConfig config = RelayConfig.builder().busUrl(URI.create("https://localhost:" + silent.getLocalPort()))
+                    .caBundle(BrokerHarness.PKI::caPem).credential(() -> BrokerHarness.CREDENTIAL)
+                    .clientId("broker-a").kubernetesNamespace("k").dynamoNamespaces(List.of(NAMESPACE))
+                    // far beyond the test's wait: only abandoning the attempt lets shutdown return in time
+                    .busConnectTimeout(Duration.ofMinutes(10))
+                    .build();
+            TrackingConnector connector = new TrackingConnector();
+            try (EventBroker broker = EventBroker.create(config, new MutableView().synced(true), metrics, connector,
+                    RandomGenerator.getDefault())) {
+                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+                broker.start();
+                Socket s = accepted.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                assertNotNull(s, "the broker connects");
+                s.setSoTimeout((int) WAIT.toMillis());
+                InputStream in = s.getInputStream();
+                assertTrue(in.read() >= 0, "the ClientHello arrives; the router never answers it");
+                Thread shutdown = Thread.ofVirtual().start(() -> {
+                    try {
+                        broker.shutdown(Duration.ofSeconds(30));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                shutdown.join(WAIT);
+                assertFalse(shutdown.isAlive(), "shutdown must not wait for bus_connect_timeout");
+                // The attempt was abandoned: the broker closed its socket (nothing more than the ClientHello came).
+                try {
+                    while (in.read() >= 0) {
+                        // rest of the ClientHello
+                    }
+                } catch (SocketException reset) {
+                    // closed by the broker with unread bytes: also an end
+                }
+                assertEquals(1, metrics.get("session_ends_total{reason=shutdown}"));
+                assertEquals(1, metrics.get("session_attempts_total{result=failed}"));
+                assertEquals(0, metrics.get("reconnects_total"));
+                assertTrue(accepted.isEmpty(), "no further attempt");
+                s.close();
+            } finally {
+                silent.close();
+                acceptor.join(WAIT);
+            }
+        }
+    }
+
+    @Test
+    void aShutdownDuringARouterDrainSendsDrainingAndEndsAtTheEarlierDeadlineAsShutdown() throws Exception {
+        h = new BrokerHarness();
+        BrokerHarness.Publisher publisher = h.publisher();
+        h.start();
+        RouterSession session = h.router.awaitSession(WAIT);
+        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
+        publisher.awaitConnection();
+        h.router.awaitDataStream(1, WAIT);
+        // The router's drain would let the open stream run for ten minutes.
+        session.send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
+        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
+        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT)).code());
+        Thread shutdown = Thread.ofVirtual().start(() -> {
+            try {
+                h.broker.shutdown(Duration.ofMillis(300));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
+        assertEquals(300, draining.deadlineMs(), "the configured drain_deadline");
+        assertTrue(session.awaitEnded(WAIT), "the session ends at the shutdown's deadline, the earlier one");
+        shutdown.join(WAIT);
+        assertFalse(shutdown.isAlive());
+        assertEquals(1, h.metrics.get("session_ends_total{reason=shutdown}"));
+        assertEquals(0, h.metrics.get("session_ends_total{reason=drained}"));
+        assertEquals(1, h.router.sessionAttempts(), "no reconnect after shutdown");
+        assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
+                "the stream still open at the deadline ends with the session, silently");
+    }
+
+    @Test
+    void theWelcomeWaitCountsFromHelloSoASlowTlsHandshakeDoesNotEatIt() {
+        // bus_connect_timeout 6 s: the TLS handshake takes 4 s of it, then the router answers hello after 4 s.
+        // Each stage is within its own 6 s; together they are 8 s.
+        SessionAnswer welcome = SessionAnswer.welcome(-1, -1);
+        h = new BrokerHarness(c -> c.busConnectTimeout(Duration.ofSeconds(6)),
+                r -> r.sessionPolicy(hello -> hello == null ? null
+                        : new SessionAnswer(200, Map.of(), welcome.first(), Duration.ofSeconds(4))), true);
+        h.proxy.delayFirstAnswer(Duration.ofSeconds(4));
+        h.start();
+        await(() -> h.metrics.get("session_attempts_total{result=welcomed}") == 1, "welcomed");
+        assertEquals(0, h.metrics.get("session_attempts_total{result=failed}"), "the first attempt was welcomed");
+    }
+}

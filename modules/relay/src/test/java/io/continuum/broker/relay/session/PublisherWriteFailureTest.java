@@ -1,0 +1,147 @@
+package io.continuum.broker.relay.session;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.random.RandomGenerator;
+
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.BrokerHarness;
+import io.continuum.broker.relay.CountingMetrics;
+import io.continuum.broker.relay.MutableView;
+import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.testing.bus.InProcessRouter;
+import io.continuum.broker.testing.bus.RouterDataStream;
+import io.continuum.broker.testing.bus.RouterSession;
+import org.junit.jupiter.api.Test;
+
+import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
+import static io.continuum.broker.relay.BrokerHarness.WAIT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/**
+ * Section 6: a socket error toward the publisher, on the write side too, ends the stream with
+ * {@code stream_closed upstream_closed}, never {@code buffer_overflow}. The publisher keeps sending while
+ * writes to it fail: a socket whose output stream fails (a broken pipe the kernel reports on write only),
+ * connected for real, handed to the broker by its target dialer.
+ */
+class PublisherWriteFailureTest {
+    /** A real connected socket whose writes fail, like a pipe broken on the way to the publisher. */
+    private static final class WriteBrokenSocket extends Socket {
+        /** Counted down by the first failed write: the publisher starts sending then, and goes on. */
+        final CountDownLatch writeFailed = new CountDownLatch(1);
+
+        @Override
+        public OutputStream getOutputStream() {
+            return new OutputStream() {
+                @Override
+                public void write(int b) throws IOException {
+                    writeFailed.countDown();
+                    throw new IOException("Broken pipe (test)");
+                }
+
+                @Override
+                public void write(byte[] b, int off, int len) throws IOException {
+                    writeFailed.countDown();
+                    throw new IOException("Broken pipe (test)");
+                }
+            };
+        }
+    }
+
+    @Test
+    void aFailedWriteToThePublisherIsUpstreamClosedNotBufferOverflow() throws Exception {
+        int rounds = 5;
+        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             InProcessRouter router = InProcessRouter.builder()
+                     .tls(BrokerHarness.SERVER.key(), List.of(BrokerHarness.SERVER.certificate()))
+                     .credential(BrokerHarness.CREDENTIAL).start()) {
+            // The publisher starts sending the moment the broker's write to it fails and goes on (256 KiB in
+            // 1 KiB writes, well within the stream's budget): the broker reads bytes after the failure.
+            LinkedBlockingQueue<CountDownLatch> failures = new LinkedBlockingQueue<>();
+            Thread talker = Thread.ofVirtual().start(() -> {
+                try {
+                    while (true) {
+                        Socket s = publisher.accept();
+                        CountDownLatch writeFailed = failures.take();
+                        Thread.ofVirtual().start(() -> {
+                            try (s; OutputStream out = s.getOutputStream()) {
+                                writeFailed.await();
+                                byte[] burst = new byte[1024];
+                                for (int i = 0; i < 256; i++) {
+                                    out.write(burst);
+                                }
+                                s.getInputStream().read(); // until the broker closes it
+                            } catch (IOException | InterruptedException gone) {
+                                // the broker closed it
+                            }
+                        });
+                    }
+                } catch (IOException | InterruptedException closed) {
+                    // test over
+                }
+            });
+            TargetDialer dialer = target -> {
+                WriteBrokenSocket s = new WriteBrokenSocket();
+                failures.add(s.writeFailed);
+                try {
+                    s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), publisher.getLocalPort()), 5_000);
+                } catch (IOException e) {
+                    try {
+                        s.close();
+                    } catch (IOException ignored) {
+                        // closing
+                    }
+                    return new TargetDialer.DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "test dial failed");
+                }
+                return new TargetDialer.DialResult.Connected(s);
+            };
+            RelayConfig config = RelayConfig.builder().busUrl(router.url()).caBundle(BrokerHarness.PKI::caPem)
+                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+                    .dynamoNamespaces(List.of(NAMESPACE)).build();
+            CountingMetrics metrics = new CountingMetrics();
+            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), new HelidonBusConnector(),
+                    dialer, metrics, new StreamRegistry((a, b, c) -> { }), RandomGenerator.getDefault(),
+                    System::nanoTime, "test");
+            loop.start();
+            try {
+                RouterSession session = router.awaitSession(WAIT);
+                for (long id = 1; id <= rounds; id++) {
+                    session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+                    assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(id, WAIT));
+                    RouterDataStream stream = router.awaitDataStream(id, WAIT);
+                    // The router reads everything the broker relays, so no budget ever fills.
+                    Thread.ofVirtual().start(() -> {
+                        try (InputStream in = stream.fromBroker()) {
+                            in.transferTo(OutputStream.nullOutputStream());
+                        } catch (IOException ignored) {
+                            // ended
+                        }
+                    });
+                    stream.writeToBroker(new byte[] {1, 2, 3});
+                    long streamId = id;
+                    Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == streamId,
+                            WAIT);
+                    assertEquals(Code.UPSTREAM_CLOSED, closed.code(), "stream " + id);
+                }
+                assertEquals(0, metrics.get("stream_closes_total{code=buffer_overflow}"));
+            } finally {
+                loop.abort();
+                publisher.close();
+                talker.interrupt();
+                talker.join(WAIT);
+            }
+        }
+    }
+}
