@@ -5,6 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -47,5 +51,28 @@ class NoStrayLoggingTest {
         }
         assertTrue(scanned > 50, "scanned " + scanned + " files");
         assertEquals(List.of(), offenders);
+    }
+
+    /** Every event name a production source logs is a row of the events table in docs/operations.md. */
+    @Test
+    void everyEventIsDocumented() throws IOException {
+        Path modules = Path.of("..").toAbsolutePath().normalize();
+        String doc = Files.readString(modules.resolve("../docs/operations.md"));
+        Pattern site = Pattern.compile("\\.(?:error|warn|info|debug|trace)\\(\\s*\"([a-z_0-9]+)\"\\s*\\)"
+                + "|\\.at\\([^;]*?,\\s*\"([a-z_0-9]+)\"\\s*\\)");
+        Set<String> names = new TreeSet<>();
+        for (String module : List.of("metadata", "relay", "app")) {
+            try (Stream<Path> files = Files.walk(modules.resolve(module).resolve("src/main/java"))) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    Matcher m = site.matcher(Files.readString(f));
+                    while (m.find()) {
+                        names.add(m.group(1) != null ? m.group(1) : m.group(2));
+                    }
+                }
+            }
+        }
+        assertTrue(names.size() > 30, "found " + names);
+        List<String> missing = names.stream().filter(n -> !doc.contains("| `" + n + "` |")).toList();
+        assertEquals(List.of(), missing, "events missing from the table in docs/operations.md");
     }
 }

@@ -17,6 +17,7 @@ import io.continuum.broker.app.config.BrokerConfig;
 import io.continuum.broker.app.config.ConfigException;
 import io.continuum.broker.app.config.ConfigLoader;
 import io.continuum.broker.app.config.ConfigProblem;
+import io.continuum.broker.app.config.LogFormat;
 import io.continuum.broker.app.logging.LoggingSetup;
 import io.continuum.broker.app.observe.BrokerMetrics;
 import io.continuum.broker.app.observe.BrokerStatus;
@@ -258,7 +259,14 @@ public final class Cli {
         try {
             config = loader().load(configPath);
         } catch (ConfigException e) {
-            err.println("continuum-event-broker: " + e.getMessage());
+            // The broker's stderr is its log: even an invalid configuration is reported as events (in the
+            // default format, since the configured one is not known), one line per problem.
+            LoggingSetup.configure(LogFormat.KEY_VALUE, err);
+            for (ConfigProblem p : e.problems()) {
+                LOG.error("config_invalid").field("config", configPath.toString()).field("problem", p.toString()).log();
+            }
+            LOG.error("startup_failed").field("problem", "invalid configuration (" + e.problems().size()
+                    + (e.problems().size() == 1 ? " problem)" : " problems)")).log();
             return EXIT_INVALID;
         }
         // Handlers go in before anything starts, so an early SIGTERM still drains instead of killing.
