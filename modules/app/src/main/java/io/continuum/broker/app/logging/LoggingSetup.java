@@ -75,10 +75,16 @@ public final class LoggingSetup {
         Logger broker = Logger.getLogger(BROKER);
         broker.setLevel(level);
         CONFIGURED.add(broker);
-        // The JVM's default prints an uncaught exception as a bare stack trace: make it one event line too.
+        return handler;
+    }
+
+    /**
+     * Makes an uncaught exception one {@code uncaught_exception} event instead of the JVM's bare stack
+     * trace on stderr. Process-wide, so only the production entry point calls it (never in-process tests).
+     */
+    public static void logUncaughtExceptions() {
         Thread.setDefaultUncaughtExceptionHandler((thread, e) -> UNCAUGHT.error("uncaught_exception")
                 .field("thread", thread.getName()).cause(e).log());
-        return handler;
     }
 
     /**
