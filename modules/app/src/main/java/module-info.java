@@ -14,6 +14,7 @@ module io.continuum.broker.app {
     requires io.helidon.webserver.observe;
     requires io.helidon.webserver.observe.metrics;
     requires io.helidon.health;
+    requires io.continuum.broker.event;
     requires java.logging;
     requires java.management;
     requires jdk.management;

@@ -7,7 +7,7 @@ module io.continuum.broker.metadata {
     requires io.kubernetes.client.java;
     requires io.kubernetes.client.java.api;
     requires okhttp3;
-    requires java.logging;
+    requires io.continuum.broker.event;
 
     exports io.continuum.broker.metadata;
 }

@@ -7,7 +7,7 @@ module io.continuum.broker.relay {
     requires transitive io.continuum.broker.metadata;
     requires io.helidon.webclient.http2;
     requires io.helidon.common.tls;
-    requires java.logging;
+    requires io.continuum.broker.event;
     // TCP keepalive idle/interval/count on publisher sockets (looked up by name in SocketSettings).
     requires jdk.net;
 

@@ -23,4 +23,5 @@ module io.continuum.broker.testing {
     exports io.continuum.broker.testing.bus;
     exports io.continuum.broker.testing.leaks;
     exports io.continuum.broker.testing.secrets;
+    exports io.continuum.broker.testing.logs;
 }

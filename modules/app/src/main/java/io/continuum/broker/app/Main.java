@@ -1,6 +1,7 @@
 package io.continuum.broker.app;
 
 import io.continuum.broker.app.cli.Cli;
+import io.continuum.broker.app.logging.LoggingSetup;
 import io.continuum.broker.app.runtime.RelayRuntime;
 
 /**
@@ -19,6 +20,7 @@ public final class Main {
      * @param args command line
      */
     public static void main(String[] args) {
+        LoggingSetup.logUncaughtExceptions();
         System.exit(Cli.builder().runtimeFactory(RelayRuntime::new).build().run(args));
     }
 }

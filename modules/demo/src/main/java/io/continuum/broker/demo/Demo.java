@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.continuum.broker.app.cli.Cli;
+import io.continuum.broker.app.config.LogFormat;
+import io.continuum.broker.app.logging.LoggingSetup;
 import io.continuum.broker.app.runtime.RelayRuntime;
 import io.continuum.broker.app.runtime.ShutdownSignals;
 import io.continuum.broker.protocol.Frame;
@@ -88,6 +90,9 @@ public final class Demo {
                 }
             }
         }
+        // stderr carries event lines only, from the start: the embedded router's Helidon server logs before the
+        // broker configures logging, and would otherwise write JUL's two-line default format.
+        LoggingSetup.configure(LogFormat.KEY_VALUE, System.err);
         System.exit(new Demo(publishers, rate, messages, System.out).run(true));
     }
 

@@ -16,11 +16,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 
+import io.continuum.broker.event.EventLog;
 import io.continuum.broker.metadata.internal.Backoff;
 import io.continuum.broker.metadata.internal.Catalog;
 import io.continuum.broker.metadata.internal.Limits;
@@ -63,7 +62,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
     /** Resources per list page (R-META 5). */
     public static final int PAGE_SIZE = 32;
 
-    private static final Logger LOG = Logger.getLogger(MetadataWatcher.class.getName());
+    private static final EventLog LOG = EventLog.of(MetadataWatcher.class);
 
     private final List<String> namespaces;
     private final ApiClient apiClient;
@@ -262,7 +261,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         for (Worker w : workers) {
             try {
                 if (w.thread != null && !w.thread.join(Duration.ofSeconds(10))) {
-                    LOG.warning("metadata watcher thread did not stop: " + w.namespace);
+                    LOG.warn("metadata_watcher_not_stopped").field("namespace", w.namespace).log();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -290,7 +289,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
             try {
                 l.run();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "metadata change listener failed", e);
+                LOG.warn("metadata_listener_failed").cause(e).log();
             }
         }
     }
@@ -336,15 +335,15 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
                     reason = r.reason;
                     resourceVersion = null; // relist (R-META 2: the snapshot stays until it commits)
                     if (!closed) {
-                        LOG.info(() -> "metadata watch of " + namespace + " restarting: " + r.reason.label()
-                                + " (" + r.getMessage() + ")");
+                        LOG.info("metadata_watch_restarting").field("namespace", namespace)
+                                .field("reason", r.reason.label()).field("detail", r.getMessage()).log();
                     }
                 } catch (RuntimeException e) {
                     // A bug must not end the namespace's thread for good: count, log, relist.
                     reason = RestartReason.ERROR;
                     resourceVersion = null;
                     if (!closed) {
-                        LOG.log(Level.WARNING, "metadata watch of " + namespace + " failed", e);
+                        LOG.warn("metadata_watch_failed").field("namespace", namespace).cause(e).log();
                     }
                 }
                 if (closed) {
@@ -406,7 +405,8 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
                 }
             }
             int pages = page;
-            LOG.fine(() -> "listed " + namespace + ": " + listing.size() + " resources in " + pages + " pages");
+            LOG.debug("metadata_listed").field("namespace", namespace).field("resources", listing.size())
+                    .field("pages", pages).log();
             fireChange();
         }
 

@@ -12,20 +12,20 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.random.RandomGenerator;
 
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
+import io.continuum.broker.event.EventFormatter;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.logs.LogLines;
+import io.continuum.broker.testing.logs.Logfmt;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.LegacyTlsServer;
 import io.continuum.broker.testing.pki.ServerIdentity;
@@ -144,7 +144,8 @@ class TlsFailuresTest {
                 .reconnectBackoff(BACKOFF, BACKOFF)
                 .busConnectTimeout(Duration.ofSeconds(10));
         Secrets.register(BrokerHarness.CREDENTIAL);
-        try (LogLines logs = LogLines.capture("io.continuum.broker.relay");
+        try (LogLines logs = LogLines.capture("io.continuum.broker.relay",
+                new EventFormatter(EventFormatter.Style.LOGFMT, false), null);
              EventBroker broker = EventBroker.create(config.apply(b).build(), new MutableView().synced(true), metrics,
                      new HelidonBusConnector(), RandomGenerator.getDefault())) {
             broker.start();
@@ -152,12 +153,14 @@ class TlsFailuresTest {
             for (int i = 0; i < ATTEMPTS; i++) {
                 accepts.add(router.awaitAccept());
             }
-            String ended = logs.await(l -> l.contains("event=session_ended") && l.contains("reason=connect_failed"));
-            assertTrue(ended.contains("result=failed") && ended.contains(what),
+            Map<String, String> ended = Logfmt.parse(logs.await(l -> "session_ended".equals(Logfmt.parse(l).get("event"))
+                    && "connect_failed".equals(Logfmt.parse(l).get("reason")), BrokerHarness.WAIT));
+            assertTrue("failed".equals(ended.get("result")) && ended.get("detail").contains(what),
                     "the log line says what failed (" + what + "): " + ended);
-            String scheduled = logs.await(l -> l.contains("event=reconnect_scheduled"));
-            assertTrue(scheduled.contains("delay_ms=" + BACKOFF.toMillis()) && scheduled.contains("after=connect_failed"),
-                    scheduled);
+            Map<String, String> scheduled = Logfmt.parse(logs.await(
+                    l -> "reconnect_scheduled".equals(Logfmt.parse(l).get("event")), BrokerHarness.WAIT));
+            assertEquals(String.valueOf(BACKOFF.toMillis()), scheduled.get("delay_ms"), scheduled.toString());
+            assertEquals("connect_failed", scheduled.get("after"), scheduled.toString());
             BrokerHarness.await(() -> metrics.get("session_attempts_total{result=failed}") >= ATTEMPTS - 1
                     && metrics.get("session_ends_total{reason=connect_failed}") >= ATTEMPTS - 1, "failures counted");
             assertEquals(0, metrics.get("session_attempts_total{result=welcomed}"));
@@ -263,50 +266,6 @@ class TlsFailuresTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }
-    }
-
-    /** The relay's log lines while a test runs, as the operator would read them. */
-    private static final class LogLines extends Handler implements AutoCloseable {
-        private final Logger logger;
-        private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
-
-        private LogLines(Logger logger) {
-            this.logger = logger;
-            setLevel(Level.ALL);
-        }
-
-        static LogLines capture(String name) {
-            LogLines l = new LogLines(Logger.getLogger(name));
-            l.logger.addHandler(l);
-            return l;
-        }
-
-        String await(java.util.function.Predicate<String> line) throws InterruptedException {
-            long deadline = System.nanoTime() + BrokerHarness.WAIT.toNanos();
-            while (true) {
-                String next = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                if (next == null) {
-                    throw new AssertionError("no such log line within " + BrokerHarness.WAIT);
-                }
-                if (line.test(next)) {
-                    return next;
-                }
-            }
-        }
-
-        @Override
-        public void publish(LogRecord record) {
-            lines.add(record.getMessage());
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-            logger.removeHandler(this);
         }
     }
 }

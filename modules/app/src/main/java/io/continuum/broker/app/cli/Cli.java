@@ -12,14 +12,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 import io.continuum.broker.app.config.BrokerConfig;
 import io.continuum.broker.app.config.ConfigException;
 import io.continuum.broker.app.config.ConfigLoader;
 import io.continuum.broker.app.config.ConfigProblem;
-import io.continuum.broker.app.logging.Events;
+import io.continuum.broker.app.config.LogFormat;
 import io.continuum.broker.app.logging.LoggingSetup;
 import io.continuum.broker.app.observe.BrokerMetrics;
 import io.continuum.broker.app.observe.BrokerStatus;
@@ -35,6 +33,9 @@ import io.continuum.broker.app.secrets.CaBundleSource;
 import io.continuum.broker.app.secrets.Credential;
 import io.continuum.broker.app.secrets.CredentialException;
 import io.continuum.broker.app.secrets.CredentialSource;
+import io.continuum.broker.event.Event;
+import io.continuum.broker.event.EventLog;
+import io.continuum.broker.event.Severity;
 
 /**
  * The command line: {@code continuum-event-broker [--config PATH] [--check-config]}, plus
@@ -58,7 +59,7 @@ public final class Cli {
     public static final int EXIT_STARTUP = 3;
 
     static final String USAGE = "usage: continuum-event-broker [--config PATH] [--check-config]";
-    private static final Logger LOG = Logger.getLogger("io.continuum.broker.app");
+    private static final EventLog LOG = EventLog.named("io.continuum.broker.app");
 
     private final Map<String, String> environment;
     private final Path serviceAccountNamespaceFile;
@@ -258,38 +259,42 @@ public final class Cli {
         try {
             config = loader().load(configPath);
         } catch (ConfigException e) {
-            err.println("continuum-event-broker: " + e.getMessage());
+            // The broker's stderr is its log: even an invalid configuration is reported as events (in the
+            // default format, since the configured one is not known), one line per problem.
+            LoggingSetup.configure(LogFormat.KEY_VALUE, err);
+            for (ConfigProblem p : e.problems()) {
+                LOG.error("config_invalid").field("config", configPath.toString()).field("problem", p.toString()).log();
+            }
+            LOG.error("startup_failed").field("problem", "invalid configuration (" + e.problems().size()
+                    + (e.problems().size() == 1 ? " problem)" : " problems)")).log();
             return EXIT_INVALID;
         }
         // Handlers go in before anything starts, so an early SIGTERM still drains instead of killing.
         ShutdownWait wait = shutdownWait != null ? shutdownWait : ShutdownSignals.install()::awaitFirst;
         LoggingSetup.configure(config.logFormat(), err);
         String version = version();
-        List<Object> fields = new ArrayList<>(List.of("version", version, "config", configPath.toString()));
-        config.describe().forEach(kv -> {
-            fields.add(kv[0]);
-            fields.add(kv[1]);
-        });
-        Events.log(LOG, Level.INFO, "config_loaded", fields.toArray());
+        Event loaded = LOG.info("config_loaded").field("version", version).field("config", configPath.toString());
+        config.describe().forEach(kv -> loaded.field(kv[0], kv[1]));
+        loaded.log();
 
         CredentialSource credential = CredentialSource.create(config.credential(), environment);
         Optional<CaBundleSource> caBundle = config.caFile().map(p -> CaBundleSource.create(p, clock));
         try {
             credential.load();
         } catch (CredentialException e) {
-            Events.log(LOG, Level.SEVERE, "startup_failed", "problem", e.getMessage());
+            LOG.error("startup_failed").field("problem", e.getMessage()).log();
             return EXIT_INVALID;
         }
         if (caBundle.isPresent()) {
             try {
                 CaBundle bundle = caBundle.get().load();
                 for (CaBundle.Summary s : bundle.summaries(clock.instant())) {
-                    Events.log(LOG, s.expired() ? Level.WARNING : Level.INFO, "ca_certificate",
-                               "ca_file", bundle.path().toString(), "subject", s.subject(),
-                               "not_after", s.notAfter().toString(), "expired", s.expired());
+                    LOG.at(s.expired() ? Severity.WARN : Severity.INFO, "ca_certificate")
+                            .field("ca_file", bundle.path().toString()).field("subject", s.subject())
+                            .field("not_after", s.notAfter().toString()).field("expired", s.expired()).log();
                 }
             } catch (CaBundleException e) {
-                Events.log(LOG, Level.SEVERE, "startup_failed", "problem", e.getMessage());
+                LOG.error("startup_failed").field("problem", e.getMessage()).log();
                 return EXIT_INVALID;
             }
         }
@@ -316,37 +321,37 @@ public final class Cli {
                         },
                         version);
             } catch (RuntimeException e) {
-                Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem",
-                           "cannot serve metrics_listen " + config.metricsListen());
+                LOG.error("startup_failed").field("problem", "cannot serve metrics_listen " + config.metricsListen())
+                        .cause(e).log();
                 return EXIT_STARTUP;
             }
             try (server) {
-                Events.log(LOG, Level.INFO, "started", "metrics_port", server.port());
+                LOG.info("started").field("metrics_port", server.port()).log();
                 BrokerRuntime runtime;
                 try {
                     runtime = runtimeFactory.create(new BrokerContext(config, credential, caBundle, metrics, version));
                 } catch (RuntimeException e) {
-                    Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem", "cannot create the broker runtime");
+                    LOG.error("startup_failed").field("problem", "cannot create the broker runtime").cause(e).log();
                     return EXIT_STARTUP;
                 }
                 running.set(runtime);
                 try {
                     runtime.start();
                 } catch (RuntimeException e) {
-                    Events.log(LOG, Level.SEVERE, "startup_failed", e, "problem", "cannot start the broker runtime");
+                    LOG.error("startup_failed").field("problem", "cannot start the broker runtime").cause(e).log();
                     return EXIT_STARTUP;
                 }
-                Events.log(LOG, Level.INFO, "runtime_started");
+                LOG.info("runtime_started").log();
                 int signal = wait.await();
-                Events.log(LOG, Level.INFO, "shutdown_requested", "signal", signal,
-                           "drain_deadline", io.continuum.broker.app.config.Durations.format(config.drainDeadline()));
+                LOG.info("shutdown_requested").field("signal", signal)
+                        .field("drain_deadline", io.continuum.broker.app.config.Durations.format(config.drainDeadline())).log();
                 runtime.shutdown(config.drainDeadline());
             }
-            Events.log(LOG, Level.INFO, "stopped");
+            LOG.info("stopped").log();
             return EXIT_OK;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            Events.log(LOG, Level.WARNING, "interrupted");
+            LOG.warn("interrupted").log();
             return EXIT_OK;
         }
     }

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.continuum.broker.testing.logs.Logfmt;
 import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -86,6 +87,19 @@ class CliTest {
 
     private String out() {
         return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /** The broker's log on stderr, every line parsed as strict logfmt (a line that is not fails the test). */
+    private List<Map<String, String>> events() {
+        String log = err();
+        // Only complete lines: a probe may read while the broker is writing one.
+        return log.substring(0, log.lastIndexOf('\n') + 1).lines().map(Logfmt::parse).toList();
+    }
+
+    /** The first event of that name. */
+    private Map<String, String> event(String name) {
+        return events().stream().filter(e -> name.equals(e.get("event"))).findFirst()
+                .orElseThrow(() -> new AssertionError("no event=" + name + " in:\n" + err()));
     }
 
     private String err() {
@@ -168,8 +182,7 @@ class CliTest {
     void runningRefusesToStartOnAnInvalidCredential() throws Exception {
         Files.writeString(credential, SECRET.substring(0, 20));
         assertEquals(1, cli().build().run("--config", config.toString()));
-        assertTrue(err().contains("event=startup_failed"), err());
-        assertTrue(err().contains("is 20 bytes, needs 32..512"), err());
+        assertTrue(event("startup_failed").get("problem").contains("is 20 bytes, needs 32..512"), err());
         assertFalse(err().contains(SECRET.substring(0, 20)));
     }
 
@@ -180,8 +193,9 @@ class CliTest {
             Files.writeString(config, Files.readString(config)
                     .replace("127.0.0.1:0", "127.0.0.1:" + taken.getLocalPort()));
             assertEquals(3, cli().build().run("--config", config.toString()));
-            assertTrue(err().contains("event=startup_failed"), err());
-            assertTrue(err().contains("cannot serve metrics_listen 127.0.0.1:" + taken.getLocalPort()), err());
+            assertEquals("cannot serve metrics_listen 127.0.0.1:" + taken.getLocalPort(),
+                    event("startup_failed").get("problem"), err());
+            assertTrue(event("startup_failed").get("error_class").startsWith("java."), err());
         }
     }
 
@@ -191,9 +205,7 @@ class CliTest {
         StringBuilder seen = new StringBuilder();
         int status = cli().shutdownWait(() -> {
                     // Called once the server is up and the runtime started: probe it, then "receive" SIGTERM.
-                    Matcher m = Pattern.compile("event=started metrics_port=(\\d+)").matcher(err());
-                    assertTrue(m.find(), err());
-                    String base = "http://127.0.0.1:" + m.group(1);
+                    String base = "http://127.0.0.1:" + event("started").get("metrics_port");
                     for (String path : List.of("/healthz", "/readyz", "/metrics", "/statusz")) {
                         try {
                             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + path)).build(),
@@ -211,12 +223,13 @@ class CliTest {
         assertEquals(0, status);
         // The idle runtime never syncs metadata: not ready, but healthy.
         assertEquals("/healthz 200\n/readyz 503\n/metrics 200\n/statusz 200\n", seen.toString());
-        String log = err();
-        assertTrue(log.contains("event=config_loaded"), log);
-        assertTrue(log.contains("credential=\"file " + credential + " (value redacted)\""), log);
-        assertTrue(log.contains("event=shutdown_requested signal=15"), log);
-        assertTrue(log.contains("event=stopped"), log);
-        log.lines().forEach(l -> assertTrue(l.startsWith("ts="), "not one key=value line per event: " + l));
+        assertEquals("file " + credential + " (value redacted)", event("config_loaded").get("credential"));
+        assertEquals("15", event("shutdown_requested").get("signal"));
+        event("stopped");
+        // Every line parses as strict logfmt with the fixed leading fields.
+        for (Map<String, String> e : events()) {
+            assertEquals(List.of("ts", "level", "logger", "event"), List.copyOf(e.keySet()).subList(0, 4), e.toString());
+        }
     }
 
     @Test
@@ -234,8 +247,8 @@ class CliTest {
                 .run("--config", config.toString());
         assertEquals(0, status);
         assertEquals("/healthz 200 ok\n/readyz 503\n/statusz 200 \"state\":\"syncing\"\n", seen.toString());
-        String log = err();
-        assertTrue(log.indexOf("event=started") < log.indexOf("event=runtime_started"), log);
+        List<String> names = events().stream().map(e -> e.get("event")).toList();
+        assertTrue(names.indexOf("started") >= 0 && names.indexOf("started") < names.indexOf("runtime_started"), err());
     }
 
     @Test
@@ -247,9 +260,9 @@ class CliTest {
                 .build()
                 .run("--config", config.toString());
         assertEquals(3, status);
-        assertTrue(err().contains("event=startup_failed"), err());
-        assertTrue(err().contains("cannot create the broker runtime"), err());
-        assertFalse(err().contains("event=runtime_started"), err());
+        assertEquals("cannot create the broker runtime", event("startup_failed").get("problem"), err());
+        assertEquals("java.lang.IllegalStateException", event("startup_failed").get("error_class"), err());
+        assertTrue(events().stream().noneMatch(e -> "runtime_started".equals(e.get("event"))), err());
     }
 
     @Test
@@ -262,17 +275,18 @@ class CliTest {
                 .build()
                 .run("--config", config.toString());
         assertEquals(1, status);
-        assertFalse(err().contains("event=started"), err());
+        assertTrue(events().stream().noneMatch(e -> "started".equals(e.get("event"))), err());
+        assertTrue(event("config_invalid").get("problem").contains("unknown_field"), err());
+        assertEquals("invalid configuration (1 problem)", event("startup_failed").get("problem"), err());
     }
 
     private void probe(StringBuilder seen, String... paths) {
-        Matcher m = Pattern.compile("event=started metrics_port=(\\d+)").matcher(err());
-        assertTrue(m.find(), err());
+        String port = event("started").get("metrics_port");
         HttpClient http = HttpClient.newHttpClient();
         for (String path : paths) {
             try {
                 HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + m.group(1) + path)).build(), HttpResponse.BodyHandlers.ofString());
+                        URI.create("http://127.0.0.1:" + port + path)).build(), HttpResponse.BodyHandlers.ofString());
                 seen.append(path).append(' ').append(r.statusCode());
                 if (path.equals("/healthz")) {
                     seen.append(' ').append(r.body().strip());

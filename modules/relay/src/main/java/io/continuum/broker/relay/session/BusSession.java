@@ -14,9 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
+import io.continuum.broker.event.EventLog;
+import io.continuum.broker.event.Severity;
 import io.continuum.broker.metadata.Advertisement;
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.metadata.PublisherView;
@@ -54,7 +54,7 @@ import io.continuum.broker.relay.transport.TransportException;
  * written under one lock so each is contiguous on the session stream.
  */
 public final class BusSession {
-    private static final Logger LOG = Logger.getLogger(BusSession.class.getName());
+    private static final EventLog LOG = EventLog.of(BusSession.class);
 
     /** Session states. */
     public enum State { CONNECTING, AWAITING_WELCOME, WELCOMED, DRAINING, ENDED }
@@ -168,7 +168,7 @@ public final class BusSession {
                 serve();
             }
         } catch (RuntimeException e) {
-            LOG.log(Level.SEVERE, "event=session_internal_error", e);
+            LOG.error("session_internal_error").cause(e).log();
             endSession(AttemptResult.FAILED, EndReason.CONNECTION_LOST, "internal error: " + e);
         } finally {
             teardown();
@@ -355,10 +355,10 @@ public final class BusSession {
         metrics.busConnected(Duration.ofNanos(System.nanoTime() - handshakeStartedNanos));
         metrics.sessionConnected(true);
         registry.sessionWelcomed(this);
-        LOG.info(() -> "event=session_welcomed session_id=" + sessionId + " heartbeat_ms="
-                + limits.heartbeatInterval().toMillis() + " idle_timeout_ms=" + limits.idleTimeout().toMillis()
-                + " max_streams=" + limits.maxStreams() + " max_stream_buffer_bytes=" + limits.maxStreamBufferBytes()
-                + " max_frame_bytes=" + limits.maxFrameBytes());
+        LOG.info("session_welcomed").field("session_id", sessionId).field("heartbeat_ms",
+                limits.heartbeatInterval().toMillis()).field("idle_timeout_ms", limits.idleTimeout().toMillis())
+                .field("max_streams", limits.maxStreams()).field("max_stream_buffer_bytes", limits.maxStreamBufferBytes())
+                .field("max_frame_bytes", limits.maxFrameBytes()).log();
         // The view's listeners must not block; revocation writes frames, so it runs on its own thread.
         viewListener = view.onChange(() -> Thread.ofVirtual().name("session-revocation").start(this::revokeUnadvertised));
         Thread.ofVirtual().name("session-timer").start(this::timerLoop);
@@ -430,16 +430,16 @@ public final class BusSession {
             case Frame.ErrorFrame err -> {
                 metrics.routerError(err.code(), err.terminal());
                 if (err.terminal()) {
-                    LOG.warning(() -> "event=router_error terminal=true code=" + err.code().wire());
+                    LOG.warn("router_error").field("terminal", true).field("code", err.code().wire()).log();
                     endSession(AttemptResult.WELCOMED, EndReason.TERMINAL_ERROR, "terminal error " + err.code().wire());
                 } else {
                     metrics.ignoredFrame("error");
-                    LOG.warning(() -> "event=router_error terminal=false code=" + err.code().wire());
+                    LOG.warn("router_error").field("terminal", false).field("code", err.code().wire()).log();
                 }
             }
             case Frame.Unknown u -> {
                 metrics.ignoredFrame("unknown");
-                LOG.fine(() -> "event=unknown_frame type=" + u.type());
+                LOG.debug("unknown_frame").field("type", u.type()).log();
             }
             case Frame.Welcome w -> endSession(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, "second welcome");
             default -> endSession(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR,
@@ -474,7 +474,7 @@ public final class BusSession {
             PublisherKey key = ds.key();
             // a stream already closing (publisher gone, unsubscribed) stays in the map for a moment: not logged
             if (key != null && view.check(key) == Advertisement.NOT_ADVERTISED && ds.revoke()) {
-                LOG.info(() -> "event=stream_revoked stream_id=" + ds.streamId());
+                LOG.info("stream_revoked").field("stream_id", ds.streamId()).log();
             }
         }
     }
@@ -504,8 +504,8 @@ public final class BusSession {
         } finally {
             stateLock.unlock();
         }
-        LOG.info(() -> "event=drain reason=" + sanitize(d.reason()) + " deadline_ms=" + deadline.toMillis()
-                + " open_streams=" + streams.size());
+        LOG.info("drain").field("reason", clip(d.reason())).field("deadline_ms", deadline.toMillis())
+                .field("open_streams", streams.size()).log();
         if (started) {
             Thread.ofVirtual().name("session-drain").start(this::finishDrain);
         }
@@ -557,7 +557,7 @@ public final class BusSession {
             abandonAttempt();
             return;
         }
-        LOG.info(() -> "event=shutdown_drain deadline_ms=" + deadline.toMillis() + " open_streams=" + streams.size());
+        LOG.info("shutdown_drain").field("deadline_ms", deadline.toMillis()).field("open_streams", streams.size()).log();
         writeLock.lock();
         try {
             // Never after the request body ended (END_STREAM): the router already knows the session is ending.
@@ -668,7 +668,7 @@ public final class BusSession {
                 sessionStream.endRequest();
             }
         } catch (TransportException e) {
-            LOG.fine(() -> "event=end_request_failed error=\"" + e.getMessage() + "\"");
+            LOG.debug("end_request_failed").cause(e).log();
         } finally {
             if (locked) {
                 writeLock.unlock();
@@ -815,12 +815,12 @@ public final class BusSession {
         metrics.sessionEnded(e.reason());
         registry.sessionEnded(this);
         End fin = e;
-        Level level = switch (fin.reason()) {
-            case SHUTDOWN, DRAINED -> Level.INFO;
-            default -> Level.WARNING;
+        Severity level = switch (fin.reason()) {
+            case SHUTDOWN, DRAINED -> Severity.INFO;
+            default -> Severity.WARN;
         };
-        LOG.log(level, () -> "event=session_ended result=" + fin.result().label() + " reason=" + fin.reason().wire()
-                + (sessionId == null ? "" : " session_id=" + sessionId) + " detail=\"" + sanitize(fin.detail()) + "\"");
+        LOG.at(level, "session_ended").field("result", fin.result().label()).field("reason", fin.reason().wire())
+                .field("session_id", sessionId).field("detail", clip(fin.detail())).log();
         credential = null;
     }
 
@@ -836,7 +836,7 @@ public final class BusSession {
         try {
             s.write(ByteBuffer.wrap(bytes));
         } catch (TransportException e) {
-            LOG.fine(() -> "event=frame_write_failed type=" + frame.type() + " error=\"" + e.getMessage() + "\"");
+            LOG.debug("frame_write_failed").field("type", frame.type()).cause(e).log();
         } finally {
             writeLock.unlock();
         }
@@ -995,12 +995,11 @@ public final class BusSession {
         }
     }
 
-    static String sanitize(String s) {
+    static String clip(String s) {
         if (s == null) {
             return "";
         }
-        String t = s.length() > 200 ? s.substring(0, 200) : s;
-        return t.replace('"', '\'').replace('\n', ' ').replace('\r', ' ');
+        return s.length() > 200 ? s.substring(0, 200) : s;
     }
 
     /**

@@ -13,9 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
+import io.continuum.broker.event.EventLog;
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.protocol.BusProtocol;
 import io.continuum.broker.protocol.Code;
@@ -49,7 +48,7 @@ import io.continuum.broker.relay.transport.TransportException;
  * pump (HTTP/2 stream to the publisher socket, window replenished only as bytes reach the socket).
  */
 final class DataStream {
-    private static final Logger LOG = Logger.getLogger(DataStream.class.getName());
+    private static final EventLog LOG = EventLog.of(DataStream.class);
     /** Publisher sockets are read in large chunks; each chunk costs 64 bytes of budget. */
     static final int READ_CHUNK_BYTES = 64 * 1024;
     /** What an idle stream's publisher read waits with (see pumpPublisherToQueue). */
@@ -149,7 +148,7 @@ final class DataStream {
             abortOpening(null);
             return;
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "event=dial_failed stream_id=" + streamId, e);
+            LOG.warn("dial_failed").field("stream_id", streamId).cause(e).log();
             result = new TargetDialer.DialResult.Refused(Code.INTERNAL_ERROR, "internal error");
         } finally {
             setDialing(false);
@@ -310,7 +309,7 @@ final class DataStream {
             if (state.get() != State.OPEN) {
                 return;
             }
-            LOG.fine(() -> "event=publisher_read_failed stream_id=" + streamId + " error=\"" + e.getMessage() + "\"");
+            LOG.debug("publisher_read_failed").field("stream_id", streamId).cause(e).log();
         }
         // EOF or socket error: flush what is queued, end the request body, report upstream_closed.
         q.end();
@@ -351,7 +350,7 @@ final class DataStream {
             Thread.currentThread().interrupt();
         } catch (TransportException e) {
             // Reset by the router, or the connection died: the downstream pump decides what to report.
-            LOG.fine(() -> "event=stream_write_failed stream_id=" + streamId + " error=\"" + e.getMessage() + "\"");
+            LOG.debug("stream_write_failed").field("stream_id", streamId).cause(e).log();
             close(null);
         }
     }
@@ -374,7 +373,7 @@ final class DataStream {
         }
         if (head.status() != 200) {
             // 404 unknown_stream (and any other refusal of the stream): reset, close, report nothing.
-            LOG.fine(() -> "event=data_stream_rejected stream_id=" + streamId + " status=" + head.status());
+            LOG.debug("data_stream_rejected").field("stream_id", streamId).field("status", head.status()).log();
             close(null);
             return;
         }
@@ -546,8 +545,8 @@ final class DataStream {
             if (code == Code.BUFFER_OVERFLOW) {
                 session.metrics().overflowClose();
             }
-            LOG.info(() -> "event=stream_closed stream_id=" + streamId + " code=" + code.wire()
-                    + " bytes_to_router=" + bytesToRouter.get() + " bytes_to_publisher=" + bytesToPublisher.get());
+            LOG.info("stream_closed").field("stream_id", streamId).field("code", code.wire())
+                    .field("bytes_to_router", bytesToRouter.get()).field("bytes_to_publisher", bytesToPublisher.get()).log();
         }
         answerLock.lock();
         try {

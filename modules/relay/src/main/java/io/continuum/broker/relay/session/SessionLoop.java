@@ -8,10 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.event.EventLog;
 import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.relay.BrokerStatus;
@@ -32,7 +31,7 @@ import io.continuum.broker.relay.transport.TlsTrust;
  * </pre>
  */
 public final class SessionLoop {
-    private static final Logger LOG = Logger.getLogger(SessionLoop.class.getName());
+    private static final EventLog LOG = EventLog.of(SessionLoop.class);
     private static final int RECENT_ENDS = 16;
 
     /** Loop states, as shown on the status page. */
@@ -120,14 +119,14 @@ public final class SessionLoop {
                 Duration delay = nextDelay(outcome);
                 nextAttemptAt = Instant.now().plus(delay);
                 setState(State.BACKING_OFF);
-                LOG.info(() -> "event=reconnect_scheduled delay_ms=" + delay.toMillis() + " after=" + outcome.reason().wire());
+                LOG.info("reconnect_scheduled").field("delay_ms", delay.toMillis()).field("after", outcome.reason().wire()).log();
                 if (!await(delay)) {
                     return;
                 }
                 nextAttemptAt = null;
             }
         } catch (RuntimeException e) {
-            LOG.log(Level.SEVERE, "event=session_loop_failed", e);
+            LOG.error("session_loop_failed").cause(e).log();
         } finally {
             setState(State.STOPPED);
         }
@@ -144,8 +143,8 @@ public final class SessionLoop {
         } catch (Exception e) {
             // Never the exception text of a credential reader: it is ours and names only the source.
             String detail = "cannot read the CA bundle or credential: " + e.getClass().getSimpleName();
-            LOG.severe(() -> "event=session_attempt_failed reason=connect_failed detail=\"" + detail + "\" message=\""
-                    + BusSession.sanitize(e.getMessage()) + "\"");
+            LOG.error("session_attempt_failed").field("reason", "connect_failed").field("detail", detail)
+                    .field("message", BusSession.clip(e.getMessage())).log();
             metrics.sessionAttempt(AttemptResult.FAILED);
             metrics.sessionEnded(EndReason.CONNECT_FAILED);
             return new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO, null, null, detail);
@@ -196,7 +195,7 @@ public final class SessionLoop {
             return !stopping;
         }
         setState(State.WAITING_FOR_SYNC);
-        LOG.info("event=waiting_for_metadata_sync");
+        LOG.info("waiting_for_metadata_sync").log();
         AutoCloseable listener = view.onChange(this::signal);
         try {
             lock.lock();
@@ -215,7 +214,7 @@ public final class SessionLoop {
             try {
                 listener.close();
             } catch (Exception e) {
-                LOG.log(Level.FINE, "event=view_listener_close_failed", e);
+                LOG.debug("view_listener_close_failed").cause(e).log();
             }
         }
         return !stopping;

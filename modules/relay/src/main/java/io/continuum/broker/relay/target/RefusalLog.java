@@ -5,9 +5,9 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-
+import io.continuum.broker.event.Event;
+import io.continuum.broker.event.EventLog;
+import io.continuum.broker.event.Severity;
 import io.continuum.broker.protocol.Code;
 
 /**
@@ -17,18 +17,19 @@ import io.continuum.broker.protocol.Code;
  * a new 60 s window and is logged; further refusals of that code inside the window are only
  * counted. The first line of the next window carries {@code suppressed=<n>} when {@code n > 0}
  * refusals were counted silently in the window before it. A line looks like
- * <pre>event=stream_refused code=target_not_allowed stream_id=17 reason="loopback" suppressed=3</pre>
- * The reason is quoted with {@code "} and {@code \} escaped and control characters replaced,
- * and cut to 256 characters. Nothing else is logged; in particular no credential ever reaches
- * this class. Thread-safe: share one per process.
+ * <pre>event=stream_refused code=target_not_allowed stream_id=17 reason=loopback suppressed=3</pre>
+ * The reason is cut to 256 characters; the event formatter quotes and escapes it. Nothing else is
+ * logged; in particular no credential ever reaches this class. Thread-safe: share one per process.
  */
 public final class RefusalLog {
     /** R-SEC 11: window length. */
     public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(60);
     /** Logger name used by the default constructor. */
     public static final String LOGGER_NAME = "io.continuum.broker.relay.refusals";
+    /** Longest reason logged (R-SEC 11 keeps refusal lines short). */
+    static final int MAX_REASON_CHARS = 256;
 
-    private final Logger logger;
+    private final EventLog log;
     private final LongSupplier nanoClock;
     private final long windowNanos;
     private final Map<Code, Window> windows = new EnumMap<>(Code.class);
@@ -44,18 +45,18 @@ public final class RefusalLog {
      * The production log: {@link #LOGGER_NAME}, {@link System#nanoTime()}, 60 s windows.
      */
     public RefusalLog() {
-        this(Logger.getLogger(LOGGER_NAME), System::nanoTime, DEFAULT_WINDOW);
+        this(EventLog.named(LOGGER_NAME), System::nanoTime, DEFAULT_WINDOW);
     }
 
     /**
      * A log.
      *
-     * @param logger    where lines go, at {@link Level#WARNING}
+     * @param log       where events go, at {@link Severity#WARN}
      * @param nanoClock monotonic clock in nanoseconds
      * @param window    window length
      */
-    public RefusalLog(Logger logger, LongSupplier nanoClock, Duration window) {
-        this.logger = Objects.requireNonNull(logger, "logger");
+    public RefusalLog(EventLog log, LongSupplier nanoClock, Duration window) {
+        this.log = Objects.requireNonNull(log, "log");
         this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
         this.windowNanos = TargetResolver.positive(window, "window").toNanos();
         for (Code c : Code.values()) {
@@ -86,9 +87,13 @@ public final class RefusalLog {
             w.openedNanos = now;
             w.suppressed = 0;
         }
-        if (logger.isLoggable(Level.WARNING)) {
-            logger.log(Level.WARNING, line(streamId, code, reason, suppressed));
+        String r = reason == null ? "" : reason;
+        Event event = log.warn("stream_refused").field("code", code.wire()).field("stream_id", streamId)
+                .field("reason", r.length() > MAX_REASON_CHARS ? r.substring(0, MAX_REASON_CHARS) : r);
+        if (suppressed > 0) {
+            event.field("suppressed", suppressed);
         }
+        event.log();
         return true;
     }
 
@@ -101,29 +106,5 @@ public final class RefusalLog {
      */
     public boolean refused(long streamId, Outcome.Refused refusal) {
         return refused(streamId, refusal.code(), refusal.reason());
-    }
-
-    static String line(long streamId, Code code, String reason, long suppressed) {
-        StringBuilder sb = new StringBuilder(96)
-                .append("event=stream_refused code=").append(code.wire())
-                .append(" stream_id=").append(streamId)
-                .append(" reason=\"");
-        String r = reason == null ? "" : reason;
-        int n = Math.min(r.length(), 256);
-        for (int i = 0; i < n; i++) {
-            char c = r.charAt(i);
-            if (c == '"' || c == '\\') {
-                sb.append('\\').append(c);
-            } else if (c < 0x20 || c == 0x7F) {
-                sb.append('?');
-            } else {
-                sb.append(c);
-            }
-        }
-        sb.append('"');
-        if (suppressed > 0) {
-            sb.append(" suppressed=").append(suppressed);
-        }
-        return sb.toString();
     }
 }

@@ -5,8 +5,8 @@ import java.net.Socket;
 import java.net.SocketOption;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+
+import io.continuum.broker.event.EventLog;
 
 /**
  * Options applied to every publisher socket before it connects.
@@ -31,7 +31,7 @@ public record SocketSettings(Duration keepIdle, Duration keepInterval, int keepC
     public static final SocketSettings DEFAULTS =
             new SocketSettings(Duration.ofSeconds(30), Duration.ofSeconds(10), 3, 1 << 20);
 
-    private static final Logger LOG = Logger.getLogger(SocketSettings.class.getName());
+    private static final EventLog LOG = EventLog.of(SocketSettings.class);
     private static volatile boolean warnedMissingKeepaliveOptions;
 
     /**
@@ -65,8 +65,8 @@ public record SocketSettings(Duration keepIdle, Duration keepInterval, int keepC
                 & setIntOption(socket, "TCP_KEEPCOUNT", keepCount);
         if (!all && !warnedMissingKeepaliveOptions) {
             warnedMissingKeepaliveOptions = true;
-            LOG.log(Level.WARNING, "event=keepalive_options_unavailable detail=\"TCP_KEEPIDLE/TCP_KEEPINTERVAL/"
-                    + "TCP_KEEPCOUNT not supported here (is module jdk.net resolved?); kernel keepalive defaults apply\"");
+            LOG.warn("keepalive_options_unavailable").field("detail", "TCP_KEEPIDLE/TCP_KEEPINTERVAL/"
+                    + "TCP_KEEPCOUNT not supported here (is module jdk.net resolved?); kernel keepalive defaults apply").log();
         }
     }
 

@@ -15,6 +15,8 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
+import io.continuum.broker.event.EventLog;
+import io.continuum.broker.event.Severity;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Method;
@@ -35,7 +37,7 @@ import io.helidon.webclient.http2.Http2ClientImpl;
  * held while writing to the socket. The frame writer's lock is taken only for single frame writes.
  */
 final class HelidonBusConnection implements BusConnection {
-    private static final System.Logger LOGGER = System.getLogger(HelidonBusConnection.class.getName());
+    private static final EventLog LOG = EventLog.of(HelidonBusConnection.class);
     private static final int MAX_PENDING_EVENTS = 64;
 
     final ReentrantLock lock = new ReentrantLock();
@@ -192,7 +194,7 @@ final class HelidonBusConnection implements BusConnection {
             try {
                 connection.close(); // GOAWAY NO_ERROR, then Helidon closes its side: lands in fail(CLOSED_LOCALLY)
             } catch (RuntimeException e) {
-                LOGGER.log(System.Logger.Level.DEBUG, "Helidon close failed", e);
+                LOG.debug("helidon_close_failed").cause(e).log();
             }
         }
         fail(ConnectionLostException.Reason.CLOSED_LOCALLY, "closed", null);
@@ -456,7 +458,7 @@ final class HelidonBusConnection implements BusConnection {
             try {
                 connection.close(); // stops Helidon's reader task; its writes are dropped by now
             } catch (RuntimeException e) {
-                LOGGER.log(System.Logger.Level.TRACE, "Helidon close after failure", e);
+                LOG.trace("helidon_close_after_failure_failed").cause(e).log();
             }
         }
         Thread k = keepalive;
@@ -468,12 +470,12 @@ final class HelidonBusConnection implements BusConnection {
             try {
                 listener.accept(exception);
             } catch (RuntimeException e) {
-                LOGGER.log(System.Logger.Level.WARNING, "bus connection close listener failed", e);
+                LOG.warn("connection_close_listener_failed").cause(e).log();
             }
         }
         closeListeners.clear();
-        LOGGER.log(reason == ConnectionLostException.Reason.CLOSED_LOCALLY ? System.Logger.Level.DEBUG
-                : System.Logger.Level.INFO, "bus connection ended: " + exception.getMessage());
+        LOG.at(reason == ConnectionLostException.Reason.CLOSED_LOCALLY ? Severity.DEBUG : Severity.INFO, "bus_connection_ended")
+                .field("reason", reason.name().toLowerCase(java.util.Locale.ROOT)).field("detail", message).cause(cause).log();
     }
 
     private void keepaliveLoop() {

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Handler;
@@ -17,7 +19,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.continuum.broker.event.EventFormatter;
+import io.continuum.broker.event.EventLog;
 import io.continuum.broker.protocol.Code;
+import io.continuum.broker.testing.logs.Logfmt;
 
 /**
  * Rate-limited refusal warnings (R-SEC 11): per code, fixed 60 s windows each opened by the first
@@ -52,7 +57,7 @@ class RefusalLogTest {
             }
         };
         logger.addHandler(capture);
-        log = new RefusalLog(logger, now::get, Duration.ofSeconds(60));
+        log = new RefusalLog(EventLog.named(logger.getName()), now::get, Duration.ofSeconds(60));
     }
 
     @AfterEach
@@ -64,15 +69,31 @@ class RefusalLogTest {
         now.set(123 * SECOND + seconds * SECOND);
     }
 
-    private List<String> lines() {
-        return records.stream().map(LogRecord::getMessage).toList();
+    /** Each record as the operator reads it (the broker's formatter), parsed, without ts, level and logger. */
+    private List<Map<String, String>> lines() {
+        EventFormatter f = new EventFormatter(EventFormatter.Style.LOGFMT, false);
+        return records.stream().map(r -> {
+            Map<String, String> kv = new LinkedHashMap<>(Logfmt.parse(f.format(r).strip()));
+            kv.keySet().removeAll(List.of("ts", "level", "logger"));
+            return (Map<String, String>) kv;
+        }).toList();
+    }
+
+    /** {@code event=stream_refused} with these fields, in this order. */
+    private static Map<String, String> refused(String... kv) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("event", "stream_refused");
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put(kv[i], kv[i + 1]);
+        }
+        return m;
     }
 
     @Test
     void theFirstRefusalIsLoggedAsAKeyValueWarning() {
         assertTrue(log.refused(17, Code.TARGET_NOT_ALLOWED, "loopback"));
 
-        assertEquals(List.of("event=stream_refused code=target_not_allowed stream_id=17 reason=\"loopback\""), lines());
+        assertEquals(List.of(refused("code", "target_not_allowed", "stream_id", "17", "reason", "loopback")), lines());
         assertEquals(Level.WARNING, records.getFirst().getLevel());
     }
 
@@ -90,8 +111,8 @@ class RefusalLogTest {
         assertTrue(log.refused(5, Code.TARGET_NOT_ALLOWED, "multicast"));
 
         assertEquals(List.of(
-                "event=stream_refused code=target_not_allowed stream_id=1 reason=\"loopback\"",
-                "event=stream_refused code=target_not_allowed stream_id=5 reason=\"multicast\" suppressed=3"), lines());
+                refused("code", "target_not_allowed", "stream_id", "1", "reason", "loopback"),
+                refused("code", "target_not_allowed", "stream_id", "5", "reason", "multicast", "suppressed", "3")), lines());
     }
 
     @Test
@@ -106,7 +127,7 @@ class RefusalLogTest {
         assertTrue(log.refused(60, Code.UPSTREAM_CONNECT_FAILED, "connection refused"),
                 "the window opened at 0 closes at 60 however busy it was");
         assertEquals(2, records.size());
-        assertTrue(lines().get(1).endsWith(" suppressed=5"), lines().get(1));
+        assertEquals("5", lines().get(1).get("suppressed"), lines().get(1).toString());
     }
 
     @Test
@@ -123,14 +144,14 @@ class RefusalLogTest {
         at(560);
         assertTrue(log.refused(5, Code.TARGET_NOT_ADVERTISED, "publisher not advertised"));
 
-        assertFalse(lines().get(1).contains("suppressed"), "nothing was suppressed before it: " + lines().get(1));
-        assertTrue(lines().get(2).endsWith(" suppressed=2"), lines().get(2));
+        assertFalse(lines().get(1).containsKey("suppressed"), "nothing was suppressed before it: " + lines().get(1));
+        assertEquals("2", lines().get(2).get("suppressed"), lines().get(2).toString());
     }
 
     @Test
     void aRefusalOutcomeIsLoggedWithItsCodeAndReason() {
         assertTrue(log.refused(21, new Outcome.Refused(Code.TARGET_NOT_ALLOWED, "loopback, link-local")));
-        assertEquals(List.of("event=stream_refused code=target_not_allowed stream_id=21 reason=\"loopback, link-local\""),
+        assertEquals(List.of(refused("code", "target_not_allowed", "stream_id", "21", "reason", "loopback, link-local")),
                 lines());
     }
 
@@ -144,9 +165,9 @@ class RefusalLogTest {
         assertFalse(log.refused(5, Code.TARGET_NOT_ADVERTISED, "publisher not advertised"));
 
         assertEquals(3, records.size());
-        assertTrue(lines().get(0).contains("code=target_not_allowed"));
-        assertTrue(lines().get(1).contains("code=target_not_advertised"));
-        assertTrue(lines().get(2).contains("code=draining"));
+        assertEquals("target_not_allowed", lines().get(0).get("code"));
+        assertEquals("target_not_advertised", lines().get(1).get("code"));
+        assertEquals("draining", lines().get(2).get("code"));
     }
 
     @Test
@@ -155,9 +176,9 @@ class RefusalLogTest {
         log.refused(10, Code.TARGET_NOT_ALLOWED, null);
         log.refused(11, Code.TOO_MANY_STREAMS, "x".repeat(1000));
 
-        assertEquals("event=stream_refused code=unsupported_target stream_id=9 "
-                + "reason=\"invalid host: \\\"x\\\" code=ok?event=fake \\\\\"", lines().get(0));
-        assertEquals("event=stream_refused code=target_not_allowed stream_id=10 reason=\"\"", lines().get(1));
-        assertTrue(lines().get(2).length() < 400, "long reasons are cut");
+        assertEquals(refused("code", "unsupported_target", "stream_id", "9",
+                "reason", "invalid host: \"x\" code=ok\nevent=fake \\"), lines().get(0));
+        assertEquals(refused("code", "target_not_allowed", "stream_id", "10", "reason", ""), lines().get(1));
+        assertEquals(RefusalLog.MAX_REASON_CHARS, lines().get(2).get("reason").length(), "long reasons are cut");
     }
 }
