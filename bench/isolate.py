@@ -13,7 +13,10 @@ Paths: direct (PUB -> SUB), stunnel (PUB -> stunnel server -> TLS -> stunnel cli
 (PUB -> broker -> TLS HTTP/2 -> lean router -> SUB). Everything on 127.0.0.1; every loop is bounded in count and
 time. Environment: ISOLATE_BROKER_OPTS (extra JVM options for the broker, e.g. a profiler agent),
 ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_SEED (default 18),
-ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset).
+ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of its measured runs, after
+the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
+ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
+a subset, e.g. broker alone under a profiler; the targets need all three).
 """
 import gc
 import multiprocessing as mp
@@ -179,6 +182,14 @@ class Rig:
         port = int(self.router.ask(f"bridge {pub_port}").split()[2])
         return port, {"broker": self.broker.pid, "router": self.router.pid}, lambda: None
 
+    def profile(self, command):
+        """Starts or stops async-profiler in the broker through the attach API (the agent takes commands)."""
+        lib = os.environ.get("ISOLATE_PROFILE")
+        if lib:
+            jcmd = os.path.join(os.path.dirname(self.java), "jcmd")
+            subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, command],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+
     def heap(self):
         _, used, peak = self.broker.ask("heap").split()
         return int(used), int(peak)
@@ -222,12 +233,11 @@ def lat_pub(port, size, rate, warm, n, joined, pids, out):
     for i in range(warm + n):
         if i == warm:
             c0 = cpus(pids)
-        due = start + i * period
-        rem = due - time.monotonic_ns()
-        if rem > 150_000:
-            time.sleep((rem - 100_000) / 1e9)   # sleep most of the gap, spin the rest
-        while time.monotonic_ns() < due:
-            pass
+        # sleep, never spin: a spinning pacer would starve the router or stunnel server sharing its core (the
+        # schedule catches up after an oversleep; the stamp is taken right before the send)
+        rem = start + i * period - time.monotonic_ns()
+        if rem > 0:
+            time.sleep(rem / 1e9)
         s.send(struct.pack("!QQ", i, time.monotonic_ns()) + pad)
     out.put(("pub", c0))
     time.sleep(0.3)
@@ -458,6 +468,11 @@ def dynamo(rig, seed):
 
 # ------------------------------------------------------------------------------------------------------------
 
+def profiled(rig, path, command):
+    if path == "broker":
+        rig.profile(command)
+
+
 def med(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else float("nan")
@@ -476,7 +491,7 @@ def main():
     workloads = os.environ.get("ISOLATE_WORKLOADS", "latency,throughput,dynamo")
     lat_n = 20_000 if quick else 50_000
     sizes = [(4096, 20_000 if quick else 100_000), (65536, 1_500 if quick else 6_400)]
-    paths = ["direct", "stunnel", "broker"]
+    paths = os.environ.get("ISOLATE_PATHS", "direct,stunnel,broker").split(",")
     t_start = time.monotonic()
     loads = [loadavg()]
     rig = Rig(classpath)
@@ -491,16 +506,22 @@ def main():
             log("warm-up done")
         for r in range(runs):
             for p in paths if "latency" in workloads else ():
+                profiled(rig, p, "start,event=cpu,interval=1ms")
                 res = latency(rig, p, 200, 10_000, 10_000, lat_n)
+                profiled(rig, p, "stop,file=" + os.path.abspath("modules/bench/target/profile-latency-200.collapsed"))
                 lat[p].append(res)
                 log(f"run {r} latency {p}: {res} (load {loadavg()})")
             for size, count in sizes if "throughput" in workloads else ():
                 for p in paths:
+                    profiled(rig, p, "start,event=cpu,interval=1ms")
                     res = throughput(rig, p, size, count)
+                    profiled(rig, p, "stop,file=" + os.path.abspath(f"modules/bench/target/profile-throughput-{size}.collapsed"))
                     thr[(size, p)].append(res)
                     log(f"run {r} throughput {size} {p}: {res} (load {loadavg()})")
             if "dynamo" in workloads:
+                profiled(rig, "broker", "start,event=cpu,interval=1ms")
                 res = dynamo(rig, seed + r)
+                profiled(rig, "broker", "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
                 dyn.append(res)
                 log(f"run {r} dynamo: {res} (load {loadavg()})")
             loads.append(loadavg())
@@ -516,7 +537,8 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
              f"{' | '.join(loads)}; broker (or stunnel client) alone on core 0, peers (libzmq "
              f"{zmq.zmq_version()}), lean router and stunnel server on core 1.\n")
 
-    lm = {p: {k: float("nan") for k in ("p50", "p99", "p999")} for p in lat}
+    nan = float("nan")
+    lm = {p: {k: nan for k in ("p50", "p99", "p999")} for p in ("direct", "stunnel", "broker")}
     per_msg, per_mib = {}, {}
     if all(lat.values()):
         # latency
@@ -524,7 +546,7 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
         o.append("| path | p50 | p99 | p99.9 | max | lost | added p50 | added p99 | added p99.9 "
                  "| CPU per message (µs): broker or stunnel client | stunnel server | lean router |")
         o.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        lm = {p: {k: med([r.get(k) for r in rs]) for k in ("p50", "p99", "p999", "max")} for p, rs in lat.items()}
+        lm.update({p: {k: med([r.get(k) for r in rs]) for k in ("p50", "p99", "p999", "max")} for p, rs in lat.items()})
         for p, rs in lat.items():
             lost = sum(r["lost"] for r in rs)
             main_name = {"broker": "broker", "stunnel": "stunnel client"}.get(p)
@@ -548,7 +570,9 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
         o.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for size, _ in sizes:
             for p in ("direct", "stunnel", "broker"):
-                rs = thr[(size, p)]
+                rs = thr.get((size, p))
+                if not rs:
+                    continue
                 mbs = med([r.get("MiB/s") for r in rs])
                 bad = sum(r["lost"] + r["bad"] for r in rs)
                 main_name = {"broker": "broker", "stunnel": "stunnel client"}.get(p)

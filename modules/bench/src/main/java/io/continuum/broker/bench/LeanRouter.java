@@ -45,7 +45,7 @@ import io.continuum.broker.testing.router.HpackInspector;
  *       the bytes the subscriber sends go back as response DATA from the socket's own virtual thread.</li>
  * </ul>
  * Driven over stdin: {@code bridge <publisherPort>} answers {@code bridge <publisherPort> <listenPort>};
- * {@code stats} answers {@code stats <closed> <refused> <resets> <dataBytes>}; {@code quit} or EOF stops it.
+ * {@code stats} answers {@code stats <closed other than upstream_closed> <refused> <resets> <dataBytes>}; {@code quit} or EOF stops it.
  * Arg: a work directory, where it writes {@code ca.pem}, {@code cert.pem} and {@code key.pem} (stunnel's files).
  */
 public final class LeanRouter {
@@ -422,7 +422,9 @@ public final class LeanRouter {
                         log("session welcomed (" + h.clientId() + ")");
                     }
                     case Frame.StreamClosed c -> {
-                        closed.incrementAndGet();
+                        if (c.code() != io.continuum.broker.protocol.Code.UPSTREAM_CLOSED) {
+                            closed.incrementAndGet(); // upstream_closed is every run's end; the rest cut a stream
+                        }
                         log("stream_closed " + c.streamId() + " " + c.code());
                     }
                     case Frame.StreamRefused r -> {
