@@ -224,6 +224,7 @@ def lat_pub(port, size, rate, warm, n, joined, pids, out):
     s = ctx.socket(zmq.PUB)
     s.setsockopt(zmq.SNDHWM, 0)
     s.bind(f"tcp://127.0.0.1:{port}")
+    out.put(("bound",))
     join(s, joined)
     time.sleep(0.2)
     pad = b"x" * (size - 16)
@@ -258,7 +259,10 @@ def lat_sub(port, warm, n, joined, pids, out):
     expected = 0
     gaps = 0
     deadline = time.monotonic() + JOIN_WAIT + (warm + n) / 1000 + 60
+    join_deadline = time.monotonic() + JOIN_WAIT + 5
     while time.monotonic() < deadline:
+        if not joined.is_set() and time.monotonic() > join_deadline:
+            break   # the publisher gave up joining
         if not s.poll(500):
             continue
         m = s.recv()
@@ -287,6 +291,7 @@ def thr_pub(port, size, count, joined, received, out):
     s = ctx.socket(zmq.PUB)
     s.setsockopt(zmq.SNDHWM, 0)
     s.bind(f"tcp://127.0.0.1:{port}")
+    out.put(("bound",))
     join(s, joined)
     time.sleep(0.2)
     pad = b"x" * (size - 8)
@@ -320,7 +325,10 @@ def thr_sub(port, size, count, warm, joined, received, pids, out):
     c0 = c1 = None
     t0 = t1 = 0.0
     deadline = time.monotonic() + JOIN_WAIT + 120
+    join_deadline = time.monotonic() + JOIN_WAIT + 5
     while time.monotonic() < deadline:
+        if not joined.is_set() and time.monotonic() > join_deadline:
+            break   # the publisher gave up joining
         if not s.poll(500):
             continue
         m = s.recv(copy=False)
@@ -349,10 +357,19 @@ def thr_sub(port, size, count, warm, joined, received, pids, out):
 
 def run_pair(pub_fn, pub_args, sub_fn, sub_args, timeout):
     out = mp.Queue()
-    ps = mp.Process(target=sub_fn, args=(*sub_args, out))
-    ps.start()
+    # the PUB binds first: through the broker, a SUB that connects earlier makes the broker dial a port nobody
+    # listens on yet (stream_refused upstream_connect_failed)
     pp = mp.Process(target=pub_fn, args=(*pub_args, out))
     pp.start()
+    try:
+        first = out.get(timeout=30)
+    except queue.Empty:
+        first = None
+    if first != ("bound",):
+        pp.kill()
+        raise RuntimeError(f"the publisher did not bind: {first}")
+    ps = mp.Process(target=sub_fn, args=(*sub_args, out))
+    ps.start()
     results = {}
     deadline = time.monotonic() + timeout
     while "sub" not in results and time.monotonic() < deadline:
@@ -436,7 +453,7 @@ def dynamo(rig, seed):
     closed0 = rig.router_stats()
     rig.broker.ask("peak-reset")
     heap_before = rig.heap()[0]
-    peers = LineProc(["taskset", "-c", PEER_CORE, rig.java, "-Xmx1g", "-XX:+UseParallelGC", "-cp", rig.classpath,
+    peers = LineProc(["taskset", "-c", PEER_CORE, rig.java, "-Xmx2g", "-XX:+UseParallelGC", "-cp", rig.classpath,
                       "io.continuum.broker.bench.DynamoPeers", str(seed), str(DYN["publishers"]),
                       str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])],
                      os.path.join(rig.work, "dynamo.log"))
@@ -451,7 +468,11 @@ def dynamo(rig, seed):
         done = peers.readline(DYN["seconds"] + 150).split()
         c1 = cpus({"broker": rig.broker.pid, "router": rig.router.pid})
     finally:
-        peers.p.wait(30)
+        try:
+            peers.p.wait(30)
+        except subprocess.TimeoutExpired:
+            peers.p.kill()
+            peers.p.wait(10)
         peers.err.close()
     used_after, peak = rig.heap()
     closed1 = rig.router_stats()
@@ -520,7 +541,10 @@ def main():
                     log(f"run {r} throughput {size} {p}: {res} (load {loadavg()})")
             if "dynamo" in workloads:
                 profiled(rig, "broker", "start,event=cpu,interval=1ms")
-                res = dynamo(rig, seed + r)
+                try:
+                    res = dynamo(rig, seed + r)
+                except RuntimeError as e:
+                    res = {"error": str(e)}
                 profiled(rig, "broker", "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
                 dyn.append(res)
                 log(f"run {r} dynamo: {res} (load {loadavg()})")

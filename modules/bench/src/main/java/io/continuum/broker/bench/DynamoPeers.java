@@ -70,7 +70,9 @@ public final class DynamoPeers {
             StringBuilder ports = new StringBuilder("ports");
             for (int i = 0; i < n; i++) {
                 pubs[i] = ctx.createSocket(SocketType.PUB);
-                pubs[i].setSndHWM(0);
+                // bounded, as a real publisher's queue is: a broker that stops reading makes the PUB drop, and the
+                // subscriber side counts that as lost (an unbounded queue would only exhaust this JVM's heap)
+                pubs[i].setSndHWM(2_000);
                 ports.append(' ').append(pubs[i].bindToRandomPort("tcp://127.0.0.1"));
             }
             System.out.println(ports);

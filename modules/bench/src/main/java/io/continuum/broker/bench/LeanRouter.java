@@ -214,8 +214,8 @@ public final class LeanRouter {
                         + ",\"target\":{\"kind\":\"zmq_tcp\",\"namespace\":\"" + LoadHarness.NAMESPACE
                         + "\",\"host\":\"127.0.0.1\",\"port\":" + publisherPort + "}}");
                 c.send(0x0, 0, c.sessionStream, subscribe, 0, subscribe.length);
-                if (!opened.await(30, TimeUnit.SECONDS)) {
-                    log("stream " + busId + " not opened within 30 s");
+                if (!opened.await(30, TimeUnit.SECONDS) || h2Stream == 0) {
+                    log("stream " + busId + " not opened");
                     return;
                 }
                 // :status 200 (static index 8), END_HEADERS
@@ -430,6 +430,11 @@ public final class LeanRouter {
                     case Frame.StreamRefused r -> {
                         refused.incrementAndGet();
                         log("stream_refused " + r.streamId() + " " + r.code());
+                        Bridge b = byBusId.get(r.streamId());
+                        if (b != null) { // close the subscriber at once: its ZMQ socket reconnects and asks again
+                            closeQuietly(b.sub);
+                            b.opened.countDown();
+                        }
                     }
                     default -> {
                         // heartbeat, stream_opened, draining
