@@ -187,7 +187,8 @@ class Rig:
         lib = os.environ.get("ISOLATE_PROFILE")
         if lib:
             jcmd = os.path.join(os.path.dirname(self.java), "jcmd")
-            subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, command],
+            # quoted: jcmd's parser would otherwise read "start,event=cpu" as a key=value argument of its own
+            subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, f'"{command}"'],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
 
     def heap(self):
