@@ -6,9 +6,20 @@
 # a fixed port, a throw-away credential and a kubeconfig naming an unreachable API server; the
 # broker is stopped with SIGTERM before the next run. Also prints the CPU time (user + system,
 # from /proc/PID/stat) the JVM had used when /healthz first answered.
+#
+# The baseline, measured in the same run (alternating with the broker, so that the machine's load hits
+# both alike): a trivial Helidon SE app with one route, a jlink JRE and an AOT cache, built by
+# bench/startup-baseline/build.sh into target/startup-baseline (once). The last line is the ratio of the
+# medians, broker / baseline. MEASURE_BASELINE=0 skips it.
 set -euo pipefail
 launcher="${1:?usage: measure-startup.sh LAUNCHER [RUNS]}"
 runs="${2:-7}"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+baseline=""
+if [ "${MEASURE_BASELINE:-1}" != 0 ]; then
+    "$repo/bench/startup-baseline/build.sh" >&2
+    baseline="$repo/target/startup-baseline/bin/hello"
+fi
 port="${MEASURE_PORT:-19464}"
 work="$(mktemp -d)"
 pid=""
@@ -37,14 +48,14 @@ KUBECONFIG
 if curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then
     echo "measure-startup: port $port is already in use (set MEASURE_PORT)" >&2; exit 1
 fi
-times=()
-cpus=()
-for i in $(seq 1 "$runs"); do
+# measure LAUNCHER: one start to the first /healthz 200; sets ms and cpu_ms
+measure() {
+    local start end
     start=$(date +%s%N)
-    env -u KUBERNETES_SERVICE_HOST KUBECONFIG="$work/kubeconfig" "$launcher" --config "$work/config.yaml" > "$work/log" 2>&1 &
+    env -u KUBERNETES_SERVICE_HOST KUBECONFIG="$work/kubeconfig" "$1" --config "$work/config.yaml" > "$work/log" 2>&1 &
     pid=$!
     until curl -s -f -o /dev/null "http://127.0.0.1:$port/healthz"; do
-        kill -0 "$pid" 2>/dev/null || { cat "$work/log" >&2; echo "measure-startup: the broker exited" >&2; exit 1; }
+        kill -0 "$pid" 2>/dev/null || { cat "$work/log" >&2; echo "measure-startup: $1 exited" >&2; exit 1; }
         sleep 0.01
     done
     end=$(date +%s%N)
@@ -52,11 +63,34 @@ for i in $(seq 1 "$runs"); do
     cpu_ms=$(awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$pid/stat")
     kill -TERM "$pid"; wait "$pid" || true; pid=""
     ms=$(( (end - start) / 1000000 ))
+}
+median() { sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
+times=()
+cpus=()
+btimes=()
+bcpus=()
+for i in $(seq 1 "$runs"); do
+    measure "$launcher"
     times+=("$ms")
     cpus+=("$cpu_ms")
-    echo "    run $i: $ms ms (CPU $cpu_ms ms)"
+    line="    run $i: $ms ms (CPU $cpu_ms ms)"
+    if [ -n "$baseline" ]; then
+        measure "$baseline"
+        btimes+=("$ms")
+        bcpus+=("$cpu_ms")
+        line="$line; baseline $ms ms (CPU $cpu_ms ms)"
+    fi
+    echo "$line; load $(cut -d' ' -f1 /proc/loadavg)"
 done
 sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-median=$(sed -n "$(( (runs + 1) / 2 ))p" <<<"$sorted")
-cpu_median=$(printf '%s\n' "${cpus[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
-echo "median $median ms (CPU $cpu_median ms) over $runs runs (min $(head -1 <<<"$sorted"), max $(tail -1 <<<"$sorted")); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+med=$(median <<<"$sorted")
+cpu_med=$(printf '%s\n' "${cpus[@]}" | median)
+echo "median $med ms (CPU $cpu_med ms) over $runs runs (min $(head -1 <<<"$sorted"), max $(tail -1 <<<"$sorted")); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "$baseline" ]; then
+    bsorted=$(printf '%s\n' "${btimes[@]}" | sort -n)
+    bmed=$(median <<<"$bsorted")
+    bcpu_med=$(printf '%s\n' "${bcpus[@]}" | median)
+    echo "baseline (trivial Helidon SE app, jlink + AOT cache): median $bmed ms (CPU $bcpu_med ms) (min $(head -1 <<<"$bsorted"), max $(tail -1 <<<"$bsorted"))"
+    awk -v a="$med" -v b="$bmed" -v c="$cpu_med" -v d="$bcpu_med" 'BEGIN {
+        r = a / b; printf "ratio broker / baseline: %.2fx wall (target <= 1.5x: %s), %.2fx CPU\n", r, (r <= 1.5 ? "met" : "NOT met"), c / d }'
+fi

@@ -20,8 +20,8 @@ import io.continuum.broker.relay.RelayMetrics;
 
 /**
  * The broker alone in its own JVM, so the harness measures its heap, RSS and CPU honestly. Driven over
- * stdin by {@link LoadHarness}: {@code heap} prints {@code heap <used after GC> <peak used sampled>};
- * {@code quit} or EOF stops it. Args: bus URL, CA PEM file, credential.
+ * stdin by {@link LoadHarness} and bench/isolate.py: {@code heap} prints {@code heap <used after GC> <peak used
+ * sampled>}; {@code peak-reset} restarts the peak (answers {@code ok}); {@code quit} or EOF stops it. Args: bus URL, CA PEM file, credential.
  */
 public final class BrokerChild {
     private BrokerChild() {
@@ -80,7 +80,11 @@ public final class BrokerChild {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             String line;
             while ((line = in.readLine()) != null && !line.equals("quit")) {
-                if (line.equals("heap")) {
+                if (line.equals("peak-reset")) { // the next "heap" reports the peak since now
+                    peak.set(0);
+                    System.out.println("ok");
+                    System.out.flush();
+                } else if (line.equals("heap")) {
                     for (int i = 0; i < 3; i++) {
                         System.gc();
                         Thread.sleep(50);

@@ -1,0 +1,670 @@
+#!/usr/bin/python3
+"""The isolated measurement (docs/benchmarks.md, "Isolated measurement"): the broker's own CPU and added latency
+against a stunnel4 pair's, with peers and router that are not the bottleneck.
+
+    bench/isolate.py CLASSPATH [runs] [--quick]        (bench/run.sh isolate builds CLASSPATH and calls this)
+
+Processes and cores (2 cores): the broker (BrokerChild, the production EventBroker) alone on core 0, or, in the
+stunnel run, the stunnel client alone on core 0; everything else on core 1: the libzmq peers (python3-zmq), the
+lean router (LeanRouter: one TLS HTTP/2 connection read by one thread that writes DATA straight to the subscriber
+socket) and the stunnel server. CPU comes from /proc/<pid>/stat (utime + stime) over each measured phase.
+
+Paths: direct (PUB -> SUB), stunnel (PUB -> stunnel server -> TLS -> stunnel client -> SUB) and broker
+(PUB -> broker -> TLS HTTP/2 -> lean router -> SUB). Everything on 127.0.0.1; every loop is bounded in count and
+time. Environment: ISOLATE_BROKER_OPTS (extra JVM options for the broker, e.g. a profiler agent),
+ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_SEED (default 18),
+ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of its measured runs, after
+the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
+ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
+a subset, e.g. broker alone under a profiler; the targets need all three).
+"""
+import gc
+import multiprocessing as mp
+import os
+import queue
+import select
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import zmq
+
+BROKER_CORE, PEER_CORE = "0", "1"
+HZ = os.sysconf("SC_CLK_TCK")
+CREDENTIAL = "bench-credential-0123456789abcdef0123456789"
+WINDOW = 512 * 1024          # bytes in flight between PUB send and SUB receive (throughput)
+JOIN_WAIT = 30.0
+MIB = 1048576.0
+
+
+def log(msg):
+    print(f"[isolate {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
+def cpus(pids):
+    return {name: cpu_s(pid) for name, pid in pids.items()}
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def await_listening(port, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.01)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+class LineProc:
+    """A child process driven by lines on stdin/stdout."""
+
+    def __init__(self, cmd, errfile):
+        self.err = open(errfile, "w")
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True)
+        self.pid = self.p.pid
+
+    def ask(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        return self.readline()
+
+    def readline(self, timeout=60.0):
+        if not select.select([self.p.stdout], [], [], timeout)[0]:
+            raise RuntimeError(f"child {self.pid} did not answer within {timeout} s")
+        return self.p.stdout.readline().strip()
+
+    def read_until(self, prefix, skip=10):
+        for _ in range(skip):
+            line = self.readline()
+            if line.startswith(prefix):
+                return line
+            log(f"child {self.pid}: {line}")
+        raise RuntimeError(f"child {self.pid} did not say {prefix!r}")
+
+    def stop(self):
+        try:
+            self.p.stdin.write("quit\n")
+            self.p.stdin.flush()
+            self.p.wait(10)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            self.p.kill()
+            self.p.wait(5)
+        self.err.close()
+
+
+class Stunnel:
+    """A stunnel4 server (core 1, in front of the PUB) and client (core 0, what the SUB connects to)."""
+
+    def __init__(self, work, pub_port):
+        server_port, self.port = free_port(), free_port()
+        common = ["foreground = yes", "pid =", "debug = 3"]
+        sconf = os.path.join(work, f"server-{server_port}.conf")
+        with open(sconf, "w") as f:
+            f.write("\n".join(common + ["[s]", f"accept = 127.0.0.1:{server_port}", f"connect = 127.0.0.1:{pub_port}",
+                                        f"cert = {work}/cert.pem", f"key = {work}/key.pem",
+                                        "socket = l:TCP_NODELAY=1", "socket = r:TCP_NODELAY=1", ""]))
+        cconf = os.path.join(work, f"client-{self.port}.conf")
+        with open(cconf, "w") as f:
+            f.write("\n".join(common + ["[c]", "client = yes", f"accept = 127.0.0.1:{self.port}",
+                                        f"connect = 127.0.0.1:{server_port}", f"CAfile = {work}/ca.pem",
+                                        "verifyChain = yes", "checkHost = localhost",
+                                        "socket = l:TCP_NODELAY=1", "socket = r:TCP_NODELAY=1", ""]))
+        self.logs = [open(c + ".log", "w") for c in (sconf, cconf)]
+        self.server = subprocess.Popen(["taskset", "-c", PEER_CORE, "stunnel4", sconf],
+                                       stdout=self.logs[0], stderr=subprocess.STDOUT)
+        self.client = subprocess.Popen(["taskset", "-c", BROKER_CORE, "stunnel4", cconf],
+                                       stdout=self.logs[1], stderr=subprocess.STDOUT)
+        await_listening(server_port)
+        await_listening(self.port)
+
+    def close(self):
+        for p in (self.client, self.server):
+            p.terminate()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+        for f in self.logs:
+            f.close()
+
+
+class Rig:
+    """The lean router and the broker, started once; a path per measurement."""
+
+    def __init__(self, classpath):
+        self.work = tempfile.mkdtemp(prefix="ceb-isolate-")
+        self.classpath = classpath
+        self.java = java = os.path.join(os.environ.get("JAVA_HOME", "/usr"), "bin", "java")
+        self.router = LineProc(["taskset", "-c", PEER_CORE, java, "-Xmx512m", "-XX:+UseParallelGC",
+                                "-cp", classpath,
+                                "io.continuum.broker.bench.LeanRouter", self.work],
+                               os.path.join(self.work, "router.log"))
+        url = self.router.read_until("url ").split()[1]
+        opts = os.environ.get("ISOLATE_BROKER_OPTS", "").split()
+        self.broker = LineProc(["taskset", "-c", BROKER_CORE, java, "-Xmx512m", "-XX:+UseG1GC", *opts,
+                                "-cp", classpath, "io.continuum.broker.bench.BrokerChild",
+                                url, os.path.join(self.work, "ca.pem"), CREDENTIAL],
+                               os.path.join(self.work, "broker.log"))
+        self.broker.read_until("started")
+        log(f"router pid {self.router.pid}, broker pid {self.broker.pid}, work {self.work}")
+
+    def open(self, path, pub_port):
+        """Returns (SUB endpoint port, {name: pid} whose CPU is measured, close function)."""
+        if path == "direct":
+            return pub_port, {}, lambda: None
+        if path == "stunnel":
+            st = Stunnel(self.work, pub_port)
+            return st.port, {"stunnel client": st.client.pid, "stunnel server": st.server.pid}, st.close
+        port = int(self.router.ask(f"bridge {pub_port}").split()[2])
+        return port, {"broker": self.broker.pid, "router": self.router.pid}, lambda: None
+
+    def profile(self, command):
+        """Starts or stops async-profiler in the broker through the attach API (the agent takes commands)."""
+        lib = os.environ.get("ISOLATE_PROFILE")
+        if lib:
+            jcmd = os.path.join(os.path.dirname(self.java), "jcmd")
+            # quoted: jcmd's parser would otherwise read "start,event=cpu" as a key=value argument of its own
+            subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, f'"{command}"'],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+
+    def heap(self):
+        _, used, peak = self.broker.ask("heap").split()
+        return int(used), int(peak)
+
+    def router_stats(self):
+        _, closed, refused, resets, data = self.router.ask("stats").split()
+        return int(closed), int(refused), int(resets), int(data)
+
+    def close(self):
+        self.broker.stop()
+        self.router.stop()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# peers (child processes, pinned to the peer core like their parent)
+
+def join(sock, joined, extra=()):
+    """Sends a probe every 10 ms until the SUB has seen one (the ZMTP join through a path takes time)."""
+    deadline = time.monotonic() + JOIN_WAIT
+    while not joined.is_set() and time.monotonic() < deadline:
+        sock.send(b"W")
+        for s in extra:
+            s.send(b"W")
+        joined.wait(0.01)
+    if not joined.is_set():
+        raise RuntimeError("the SUB did not join")
+
+
+def lat_pub(port, size, rate, warm, n, joined, pids, out):
+    gc.disable()
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.PUB)
+    s.setsockopt(zmq.SNDHWM, 0)
+    s.bind(f"tcp://127.0.0.1:{port}")
+    out.put(("bound",))
+    join(s, joined)
+    time.sleep(0.2)
+    pad = b"x" * (size - 16)
+    period = 1_000_000_000 // rate
+    start = time.monotonic_ns()
+    c0 = None
+    for i in range(warm + n):
+        if i == warm:
+            c0 = cpus(pids)
+        # sleep, never spin: a spinning pacer would starve the router or stunnel server sharing its core (the
+        # schedule catches up after an oversleep; the stamp is taken right before the send)
+        rem = start + i * period - time.monotonic_ns()
+        if rem > 0:
+            time.sleep(rem / 1e9)
+        s.send(struct.pack("!QQ", i, time.monotonic_ns()) + pad)
+    out.put(("pub", c0))
+    time.sleep(0.3)
+    s.send(b"END")
+    time.sleep(0.5)
+    s.close(linger=1000)
+    ctx.term()
+
+
+def lat_sub(port, warm, n, joined, pids, out):
+    gc.disable()
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.SUB)
+    s.setsockopt(zmq.RCVHWM, 0)
+    s.setsockopt(zmq.SUBSCRIBE, b"")
+    s.connect(f"tcp://127.0.0.1:{port}")
+    lat = []
+    expected = 0
+    gaps = 0
+    deadline = time.monotonic() + JOIN_WAIT + (warm + n) / 1000 + 60
+    join_deadline = time.monotonic() + JOIN_WAIT + 5
+    while time.monotonic() < deadline:
+        if not joined.is_set() and time.monotonic() > join_deadline:
+            break   # the publisher gave up joining
+        if not s.poll(500):
+            continue
+        m = s.recv()
+        now = time.monotonic_ns()
+        if m == b"W":
+            joined.set()
+            continue
+        if m == b"END":
+            break
+        seq, sent = struct.unpack_from("!QQ", m)
+        if seq != expected:
+            gaps += 1
+        expected = seq + 1
+        if seq >= warm:
+            lat.append(now - sent)
+            if seq == warm + n - 1:
+                out.put(("sub-cpu", cpus(pids)))
+    out.put(("sub", lat, gaps))
+    s.close(linger=0)
+    ctx.term()
+
+
+def thr_pub(port, size, count, joined, received, out):
+    gc.disable()
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.PUB)
+    s.setsockopt(zmq.SNDHWM, 0)
+    s.bind(f"tcp://127.0.0.1:{port}")
+    out.put(("bound",))
+    join(s, joined)
+    time.sleep(0.2)
+    pad = b"x" * (size - 8)
+    sent = 0
+    deadline = time.monotonic() + 120
+    for i in range(count):
+        while sent - received.value > WINDOW:
+            time.sleep(0.00005)
+            if time.monotonic() > deadline:
+                break
+        s.send(struct.pack("!Q", i) + pad, copy=size < 8192)
+        sent += size
+    out.put(("pub", None))
+    time.sleep(0.3)
+    s.send(b"END")
+    time.sleep(0.5)
+    s.close(linger=1000)
+    ctx.term()
+
+
+def thr_sub(port, size, count, warm, joined, received, pids, out):
+    gc.disable()
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.SUB)
+    s.setsockopt(zmq.RCVHWM, 0)
+    s.setsockopt(zmq.SUBSCRIBE, b"")
+    s.connect(f"tcp://127.0.0.1:{port}")
+    expected = 0
+    bad = 0
+    got = 0
+    c0 = c1 = None
+    t0 = t1 = 0.0
+    deadline = time.monotonic() + JOIN_WAIT + 120
+    join_deadline = time.monotonic() + JOIN_WAIT + 5
+    while time.monotonic() < deadline:
+        if not joined.is_set() and time.monotonic() > join_deadline:
+            break   # the publisher gave up joining
+        if not s.poll(500):
+            continue
+        m = s.recv(copy=False)
+        if len(m) < 8:
+            b = m.bytes
+            if b == b"W":
+                joined.set()
+                continue
+            if b == b"END":
+                break
+        seq = struct.unpack_from("!Q", m.buffer)[0]
+        received.value += len(m)
+        got += 1
+        if seq != expected or len(m) != size:
+            bad += 1
+        expected = seq + 1
+        if seq == warm:
+            c0, t0 = cpus(pids), time.perf_counter()
+        elif seq == count - 1:
+            c1, t1 = cpus(pids), time.perf_counter()
+            break
+    out.put(("sub", got, bad, c0, c1, t1 - t0))
+    s.close(linger=0)
+    ctx.term()
+
+
+def run_pair(pub_fn, pub_args, sub_fn, sub_args, timeout):
+    out = mp.Queue()
+    # the PUB binds first: through the broker, a SUB that connects earlier makes the broker dial a port nobody
+    # listens on yet (stream_refused upstream_connect_failed)
+    pp = mp.Process(target=pub_fn, args=(*pub_args, out))
+    pp.start()
+    try:
+        first = out.get(timeout=30)
+    except queue.Empty:
+        first = None
+    if first != ("bound",):
+        pp.kill()
+        raise RuntimeError(f"the publisher did not bind: {first}")
+    ps = mp.Process(target=sub_fn, args=(*sub_args, out))
+    ps.start()
+    results = {}
+    deadline = time.monotonic() + timeout
+    while "sub" not in results and time.monotonic() < deadline:
+        try:
+            item = out.get(timeout=1)
+        except queue.Empty:
+            if not ps.is_alive() and not pp.is_alive():
+                break
+            continue
+        results[item[0]] = item[1:]
+    for p in (pp, ps):
+        p.join(10)
+        if p.is_alive():
+            p.kill()
+    while True:
+        try:
+            item = out.get(timeout=0.2)
+        except queue.Empty:
+            break
+        results.setdefault(item[0], item[1:])
+    if "sub" not in results:
+        raise RuntimeError("the subscriber did not report")
+    return results
+
+
+def pct(sorted_values, p):
+    return sorted_values[min(len(sorted_values) - 1, int(p * len(sorted_values)))] / 1000.0
+
+
+def latency(rig, path, size, rate, warm, n):
+    pub_port = free_port()
+    sub_port, pids, close = rig.open(path, pub_port)
+    try:
+        joined = mp.Event()
+        r = run_pair(lat_pub, (pub_port, size, rate, warm, n, joined, pids),
+                     lat_sub, (sub_port, warm, n, joined, pids), JOIN_WAIT + (warm + n) / rate + 90)
+    finally:
+        close()
+    lat, gaps = r["sub"]
+    c0 = r["pub"][0]
+    c1 = r.get("sub-cpu", (None,))[0]
+    lat.sort()
+    res = {"n": len(lat), "lost": n - len(lat), "gaps": gaps}
+    if lat:
+        res.update(p50=pct(lat, .5), p99=pct(lat, .99), p999=pct(lat, .999), max=lat[-1] / 1000.0)
+    if c0 is not None and c1 is not None:
+        for name in pids:
+            res["cpu " + name] = c1[name] - c0[name]
+    res["msgs"] = n
+    res["mib"] = n * size / MIB
+    return res
+
+
+def throughput(rig, path, size, count):
+    pub_port = free_port()
+    sub_port, pids, close = rig.open(path, pub_port)
+    warm = count // 10
+    try:
+        joined = mp.Event()
+        received = mp.RawValue("q", 0)
+        r = run_pair(thr_pub, (pub_port, size, count, joined, received),
+                     thr_sub, (sub_port, size, count, warm, joined, received, pids), JOIN_WAIT + 200)
+    finally:
+        close()
+    got, bad, c0, c1, secs = r["sub"]
+    msgs = count - 1 - warm
+    res = {"got": got, "lost": count - got, "bad": bad, "msgs": msgs, "mib": msgs * size / MIB}
+    if c0 is not None and c1 is not None and secs > 0:
+        res["MiB/s"] = res["mib"] / secs
+        res["secs"] = secs
+        for name in pids:
+            res["cpu " + name] = c1[name] - c0[name]
+    return res
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the Dynamo-shaped load: many publishers on one session, KV-event-sized messages, bursts, verified
+
+def dynamo(rig, seed):
+    """DynamoPeers (JeroMQ, core 1) drives the load through the broker; the broker's CPU over its schedule."""
+    closed0 = rig.router_stats()
+    rig.broker.ask("peak-reset")
+    heap_before = rig.heap()[0]
+    peers = LineProc(["taskset", "-c", PEER_CORE, rig.java, "-Xmx2g", "-XX:+UseParallelGC", "-cp", rig.classpath,
+                      "io.continuum.broker.bench.DynamoPeers", str(seed), str(DYN["publishers"]),
+                      str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])],
+                     os.path.join(rig.work, "dynamo.log"))
+    try:
+        ports = peers.read_until("ports ").split()[1:]
+        bridged = [rig.router.ask(f"bridge {p}").split()[2] for p in ports]
+        peers.p.stdin.write("subs " + " ".join(bridged) + "\n")
+        peers.p.stdin.flush()
+        if peers.readline(90) != "start":
+            raise RuntimeError("the Dynamo peers did not start (join timed out?)")
+        c0 = cpus({"broker": rig.broker.pid, "router": rig.router.pid})
+        done = peers.readline(DYN["seconds"] + 150).split()
+        c1 = cpus({"broker": rig.broker.pid, "router": rig.router.pid})
+    finally:
+        try:
+            peers.p.wait(30)
+        except subprocess.TimeoutExpired:
+            peers.p.kill()
+            peers.p.wait(10)
+        peers.err.close()
+    used_after, peak = rig.heap()
+    closed1 = rig.router_stats()
+    if len(done) != 8 or done[0] != "done":
+        return {"error": f"the peers did not finish: {done}"}
+    sent, ok, bad, nbytes = (int(x) for x in done[1:5])
+    secs, lag_ms, ended = float(done[5]), int(done[6]), int(done[7])
+    return {"publishers": DYN["publishers"], "sent": sent, "ok": ok, "bad": bad, "lost": sent - ok - bad,
+            "ended": ended, "seconds": secs, "behind": lag_ms / 1000.0, "mib": nbytes / MIB,
+            "cpu broker": c1["broker"] - c0["broker"], "cpu router": c1["router"] - c0["router"],
+            "heap before": heap_before, "heap after": used_after, "heap peak": peak,
+            "stream_closed": closed1[0] - closed0[0], "resets": closed1[2] - closed0[2]}
+
+
+# ------------------------------------------------------------------------------------------------------------
+
+def profiled(rig, path, command):
+    if path == "broker":
+        rig.profile(command)
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else float("nan")
+
+
+def main():
+    classpath = sys.argv[1]
+    runs = 3
+    quick = "--quick" in sys.argv
+    for a in sys.argv[2:]:
+        if a.isdigit():
+            runs = max(1, min(int(a), 9))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # timeout(1): still stop the children
+    os.sched_setaffinity(0, {int(PEER_CORE)})   # the orchestrator and every peer process: core 1
+    seed = int(os.environ.get("ISOLATE_SEED", "18"))
+    workloads = os.environ.get("ISOLATE_WORKLOADS", "latency,throughput,dynamo")
+    lat_n = 20_000 if quick else 50_000
+    sizes = [(4096, 20_000 if quick else 100_000), (65536, 1_500 if quick else 6_400)]
+    paths = os.environ.get("ISOLATE_PATHS", "direct,stunnel,broker").split(",")
+    t_start = time.monotonic()
+    loads = [loadavg()]
+    rig = Rig(classpath)
+    lat = {p: [] for p in paths}
+    thr = {(s, p): [] for s, _ in sizes for p in paths}
+    dyn = []
+    try:
+        if "latency" in workloads or "throughput" in workloads:
+            for p in paths:  # warm-up, discarded: JIT, TLS
+                latency(rig, p, 200, 10_000, 2_000, 10_000)
+                throughput(rig, p, 4096, 10_000)
+            log("warm-up done")
+        for r in range(runs):
+            for p in paths if "latency" in workloads else ():
+                profiled(rig, p, "start,event=cpu,interval=1ms")
+                res = latency(rig, p, 200, 10_000, 10_000, lat_n)
+                profiled(rig, p, "stop,file=" + os.path.abspath("modules/bench/target/profile-latency-200.collapsed"))
+                lat[p].append(res)
+                log(f"run {r} latency {p}: {res} (load {loadavg()})")
+            for size, count in sizes if "throughput" in workloads else ():
+                for p in paths:
+                    profiled(rig, p, "start,event=cpu,interval=1ms")
+                    res = throughput(rig, p, size, count)
+                    profiled(rig, p, "stop,file=" + os.path.abspath(f"modules/bench/target/profile-throughput-{size}.collapsed"))
+                    thr[(size, p)].append(res)
+                    log(f"run {r} throughput {size} {p}: {res} (load {loadavg()})")
+            if "dynamo" in workloads:
+                profiled(rig, "broker", "start,event=cpu,interval=1ms")
+                try:
+                    res = dynamo(rig, seed + r)
+                except RuntimeError as e:
+                    res = {"error": str(e)}
+                profiled(rig, "broker", "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
+                dyn.append(res)
+                log(f"run {r} dynamo: {res} (load {loadavg()})")
+            loads.append(loadavg())
+    finally:
+        rig.close()
+    report(runs, quick, lat, thr, sizes, dyn, loads, time.monotonic() - t_start)
+
+
+def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
+    o = []
+    o.append(f"Isolated measurement: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, runs: {runs}"
+             f"{' (quick)' if quick else ''}, load average (1/5/15 min) at start and after each run: "
+             f"{' | '.join(loads)}; broker (or stunnel client) alone on core 0, peers (libzmq "
+             f"{zmq.zmq_version()}), lean router and stunnel server on core 1.\n")
+
+    nan = float("nan")
+    lm = {p: {k: nan for k in ("p50", "p99", "p999")} for p in ("direct", "stunnel", "broker")}
+    per_msg, per_mib = {}, {}
+    if all(lat.values()):
+        # latency
+        o.append(f"#### Latency: 200 B at 10,000 msg/s (µs), median of {runs}\n")
+        o.append("| path | p50 | p99 | p99.9 | max | lost | added p50 | added p99 | added p99.9 "
+                 "| CPU per message (µs): broker or stunnel client | stunnel server | lean router |")
+        o.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lm.update({p: {k: med([r.get(k) for r in rs]) for k in ("p50", "p99", "p999", "max")} for p, rs in lat.items()})
+        for p, rs in lat.items():
+            lost = sum(r["lost"] for r in rs)
+            main_name = {"broker": "broker", "stunnel": "stunnel client"}.get(p)
+            cells = []
+            for name in (main_name, "stunnel server" if p == "stunnel" else None, "router" if p == "broker" else None):
+                if name is None:
+                    cells.append("")
+                    continue
+                per = med([r["cpu " + name] / r["msgs"] * 1e6 for r in rs if "cpu " + name in r])
+                per_msg[(p, name)] = per
+                cells.append(f"{per:.1f}")
+            add = [lm[p][k] - lm["direct"][k] for k in ("p50", "p99", "p999")]
+            o.append(f"| {p} | {lm[p]['p50']:.0f} | {lm[p]['p99']:.0f} | {lm[p]['p999']:.0f} | {lm[p]['max']:.0f} "
+                     f"| {lost} | {add[0]:.0f} | {add[1]:.0f} | {add[2]:.0f} | " + " | ".join(cells) + " |")
+        o.append("")
+    if all(thr.values()):
+        # throughput
+        o.append(f"#### Throughput at full speed, {WINDOW // 1024} KiB in flight, median of {runs}\n")
+        o.append("| size | path | MiB/s | lost or out of order | CPU per MiB (ms): broker or stunnel client "
+                 "| per message (µs) | stunnel server per MiB | lean router per MiB | broker or client cores |")
+        o.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for size, _ in sizes:
+            for p in ("direct", "stunnel", "broker"):
+                rs = thr.get((size, p))
+                if not rs:
+                    continue
+                mbs = med([r.get("MiB/s") for r in rs])
+                bad = sum(r["lost"] + r["bad"] for r in rs)
+                main_name = {"broker": "broker", "stunnel": "stunnel client"}.get(p)
+                cells = ["", "", "", "", ""]
+                if main_name:
+                    v = med([r["cpu " + main_name] / r["mib"] * 1000 for r in rs if "cpu " + main_name in r])
+                    per_mib[(size, p)] = v
+                    cells[0] = f"{v:.2f}"
+                    cells[1] = f"{med([r['cpu ' + main_name] / r['msgs'] * 1e6 for r in rs if 'cpu ' + main_name in r]):.1f}"
+                    cells[4] = f"{med([r['cpu ' + main_name] / r['secs'] for r in rs if 'secs' in r]):.2f}"
+                if p == "stunnel":
+                    cells[2] = f"{med([r['cpu stunnel server'] / r['mib'] * 1000 for r in rs if 'cpu stunnel server' in r]):.2f}"
+                if p == "broker":
+                    cells[3] = f"{med([r['cpu router'] / r['mib'] * 1000 for r in rs if 'cpu router' in r]):.2f}"
+                o.append(f"| {size // 1024} KiB | {p} | {mbs:.1f} | {bad} | " + " | ".join(cells) + " |")
+        o.append("")
+    if dyn:
+        # dynamo
+        o.append(f"#### Dynamo-shaped load: {DYN['publishers']} publishers on one session, each "
+                 f"{DYN['min_rate']}-{DYN['max_rate']} msg/s of 100-2,000 B, bursts, {DYN['seconds']} s, every message "
+                 f"verified (seeded)\n")
+        o.append("| run | sent | verified | lost | gaps or corrupt | streams closed / reset | offered msg/s "
+                 "| MiB | publisher lag (s) | broker CPU (cores) | broker CPU per message (µs) | broker heap after GC "
+                 "before / after | broker peak heap |")
+        o.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|")
+        for i, d in enumerate(dyn):
+            if "error" in d:
+                o.append(f"| {i} | {d['error']} |")
+                continue
+            o.append(f"| {i} | {d['sent']} | {d['ok']} | {d['lost']} | {d['bad']} | {d['stream_closed']} / "
+                     f"{d['resets']} | {d['sent'] / d['seconds']:.0f} | {d['mib']:.1f} | {d['behind']:.2f} "
+                     f"| {d['cpu broker'] / d['seconds']:.2f} | {d['cpu broker'] / max(1, d['ok']) * 1e6:.1f} "
+                     f"| {d['heap before'] / MIB:.1f} / {d['heap after'] / MIB:.1f} MiB | {d['heap peak'] / MIB:.1f} MiB |")
+        o.append("")
+    # targets
+    o.append("#### Targets\n")
+    o.append("| target | broker | stunnel | ratio | limit | met |")
+    o.append("|---|---:|---:|---:|---:|---|")
+
+    def target(name, b, s, limit, unit):
+        ratio = b / s if s else float("nan")
+        o.append(f"| {name} | {b:.2f} {unit} | {s:.2f} {unit} | {ratio:.2f}× | ≤ {limit}× | "
+                 f"{'met' if ratio <= limit else 'NOT met'} ({ratio / limit:.1f}× the limit, "
+                 f"{ratio:.1f}× stunnel) |")
+
+    target("CPU per MiB, 4 KiB (broker vs stunnel client)", per_mib.get((4096, "broker"), float("nan")),
+           per_mib.get((4096, "stunnel"), float("nan")), 2, "ms")
+    target("CPU per message, 200 B at 10,000 msg/s", per_msg.get(("broker", "broker"), float("nan")),
+           per_msg.get(("stunnel", "stunnel client"), float("nan")), 2, "µs")
+    for k, label in (("p50", "added p50"), ("p99", "added p99")):
+        target(f"{label}, 200 B at 10,000 msg/s", lm["broker"][k] - lm["direct"][k],
+               lm["stunnel"][k] - lm["direct"][k], 2, "µs")
+    lossless = dyn and all("error" not in d and d["lost"] == 0 and d["bad"] == 0 and d["stream_closed"] == 0
+                           and d["resets"] == 0 for d in dyn)
+    o.append(f"| Dynamo-shaped load lossless | {sum(d.get('lost', 0) for d in dyn)} lost, "
+             f"{sum(d.get('bad', 0) for d in dyn)} gaps or corrupt, {sum(d.get('stream_closed', 0) for d in dyn)} "
+             f"streams cut | | | 0 | {'met' if lossless else 'NOT met'} |")
+    o.append(f"\nWall time {wall:.0f} s.\n")
+    text = "\n".join(o)
+    print(text)
+    os.makedirs("modules/bench/target", exist_ok=True)
+    with open("modules/bench/target/isolated.md", "w") as f:
+        f.write(text)
+
+
+_d = [int(x) for x in os.environ.get("ISOLATE_DYNAMO", "256,100,1000,10").split(",")]
+DYN = {"publishers": _d[0], "min_rate": _d[1], "max_rate": _d[2], "seconds": _d[3]}
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,472 @@
+package io.continuum.broker.bench;
+
+import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLServerSocket;
+import javax.net.ssl.SSLSocket;
+
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.protocol.FrameDecoder;
+import io.continuum.broker.protocol.ProtocolException;
+import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.pki.ServerIdentity;
+import io.continuum.broker.testing.router.HpackInspector;
+
+/**
+ * A router that costs far less than the broker, so that a measurement of the broker's own CPU and latency is not
+ * a measurement of the router (bench/isolate.py; docs/benchmarks.md, "Isolated measurement"). Not a test peer and
+ * not a router anyone should deploy: it speaks just enough bus-protocol-v1 for one broker session on loopback.
+ * <ul>
+ *   <li>one TLS (ALPN h2) connection at a time, read by one platform thread with a reused buffer;</li>
+ *   <li>a data stream's request DATA is written straight to its subscriber socket from that thread (no queue,
+ *       no copy beyond the TLS record's), and its window is returned in 256 KiB steps;</li>
+ *   <li>each subscriber socket accepted on a bridge port sends one {@code subscribe} to that port's publisher;
+ *       the bytes the subscriber sends go back as response DATA from the socket's own virtual thread.</li>
+ * </ul>
+ * Driven over stdin: {@code bridge <publisherPort>} answers {@code bridge <publisherPort> <listenPort>};
+ * {@code stats} answers {@code stats <closed other than upstream_closed> <refused> <resets> <dataBytes>}; {@code quit} or EOF stops it.
+ * Arg: a work directory, where it writes {@code ca.pem}, {@code cert.pem} and {@code key.pem} (stunnel's files).
+ */
+public final class LeanRouter {
+    private static final int STREAM_WINDOW = Integer.getInteger("bench.leanStreamWindow", 1 << 20);
+    private static final int CONNECTION_WINDOW = 1 << 30;
+    private static final int MAX_FRAME = Integer.getInteger("bench.leanMaxFrame", 16_384);
+    private static final byte[] PREFACE_SETTINGS;
+
+    static {
+        // INITIAL_WINDOW_SIZE (0x4), MAX_FRAME_SIZE (0x5), MAX_CONCURRENT_STREAMS (0x3)
+        PREFACE_SETTINGS = new byte[18];
+        putSetting(PREFACE_SETTINGS, 0, 0x4, STREAM_WINDOW);
+        putSetting(PREFACE_SETTINGS, 6, 0x5, MAX_FRAME);
+        putSetting(PREFACE_SETTINGS, 12, 0x3, 8_192);
+    }
+
+    private final SSLServerSocket listener;
+    private final Map<Long, Bridge> byBusId = new ConcurrentHashMap<>();
+    private final Map<Integer, Bridge> byH2Stream = new ConcurrentHashMap<>();
+    private final AtomicLong nextBusId = new AtomicLong(1);
+    private final AtomicLong closed = new AtomicLong();
+    private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong resets = new AtomicLong();
+    private final AtomicLong dataBytes = new AtomicLong();
+    private volatile Conn conn;
+    private volatile CountDownLatch sessionUp = new CountDownLatch(1);
+
+    private LeanRouter(ServerIdentity identity) throws IOException {
+        listener = (SSLServerSocket) identity.serverContext().getServerSocketFactory()
+                .createServerSocket(0, 16, InetAddress.getLoopbackAddress());
+        SSLParameters p = listener.getSSLParameters();
+        p.setApplicationProtocols(new String[] {"h2"});
+        listener.setSSLParameters(p);
+    }
+
+    /**
+     * Runs the router until told to quit.
+     *
+     * @param args work directory
+     * @throws Exception on failure
+     */
+    public static void main(String[] args) throws Exception {
+        Path work = Path.of(args[0]);
+        EphemeralPki pki = EphemeralPki.create();
+        ServerIdentity server = pki.localhostServer();
+        Files.write(work.resolve("ca.pem"), pki.caPem());
+        Files.write(work.resolve("cert.pem"), server.certificatePem());
+        Files.writeString(work.resolve("key.pem"), "-----BEGIN PRIVATE KEY-----\n"
+                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                .encodeToString(server.key().getEncoded())
+                + "\n-----END PRIVATE KEY-----\n");
+        LeanRouter r = new LeanRouter(server);
+        Thread.ofPlatform().daemon().name("lean-accept").start(r::acceptLoop);
+        Thread.ofPlatform().daemon().name("lean-heartbeat").start(r::heartbeats);
+        System.out.println("url https://localhost:" + r.listener.getLocalPort());
+        System.out.flush();
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null && !line.equals("quit")) {
+                String[] w = line.trim().split("\\s+");
+                String answer = switch (w[0]) {
+                    case "bridge" -> "bridge " + w[1] + " " + r.bridge(Integer.parseInt(w[1]));
+                    case "stats" -> "stats " + r.closed.get() + " " + r.refused.get() + " " + r.resets.get() + " "
+                            + r.dataBytes.get();
+                    default -> "unknown " + line;
+                };
+                System.out.println(answer);
+                System.out.flush();
+            }
+        }
+        System.exit(0);
+    }
+
+    private static void log(String s) {
+        System.err.println("[lean-router " + Instant.now() + "] " + s);
+    }
+
+    private void acceptLoop() {
+        while (true) {
+            try {
+                SSLSocket s = (SSLSocket) listener.accept();
+                Thread.ofPlatform().name("lean-h2-read").start(() -> {
+                    try {
+                        Conn c = new Conn(s);
+                        conn = c;
+                        c.readLoop();
+                    } catch (IOException | RuntimeException e) {
+                        log("connection ended: " + e);
+                    } finally {
+                        sessionUp = new CountDownLatch(1);
+                        try {
+                            s.close();
+                        } catch (IOException ignored) {
+                            // closing
+                        }
+                    }
+                });
+            } catch (IOException e) {
+                log("accept failed: " + e);
+                return;
+            }
+        }
+    }
+
+    private void heartbeats() {
+        byte[] hb = FrameCodec.encodeJson("{\"type\":\"heartbeat\"}");
+        while (true) {
+            try {
+                Thread.sleep(3_000);
+                Conn c = conn;
+                if (c != null && c.welcomed) {
+                    c.send(0x0, 0, c.sessionStream, hb, 0, hb.length);
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (IOException e) {
+                // the connection is gone; the next one gets its heartbeats
+            }
+        }
+    }
+
+    /** A listener whose every accepted socket is bridged to a new subscription to {@code publisherPort}. */
+    private int bridge(int publisherPort) throws IOException {
+        ServerSocket ss = new ServerSocket(0, 512, InetAddress.getLoopbackAddress());
+        Thread.ofVirtual().name("lean-bridge-accept-" + publisherPort).start(() -> {
+            while (true) {
+                try {
+                    Socket sub = ss.accept();
+                    sub.setTcpNoDelay(true);
+                    Thread.ofVirtual().name("lean-bridge").start(() -> new Bridge(sub).run(publisherPort));
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        });
+        return ss.getLocalPort();
+    }
+
+    /** One subscriber socket and the data stream that feeds it. */
+    private final class Bridge {
+        final Socket sub;
+        final OutputStream subOut;
+        final CountDownLatch opened = new CountDownLatch(1);
+        volatile int h2Stream;
+        int unacked; // request bytes written to the subscriber and not yet returned to the broker's window
+
+        Bridge(Socket sub) {
+            this.sub = sub;
+            try {
+                this.subOut = sub.getOutputStream();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        void run(int publisherPort) {
+            long busId = nextBusId.getAndIncrement();
+            byBusId.put(busId, this);
+            try (sub) {
+                if (!sessionUp.await(30, TimeUnit.SECONDS)) {
+                    log("no session for stream " + busId);
+                    return;
+                }
+                Conn c = conn;
+                byte[] subscribe = FrameCodec.encodeJson("{\"type\":\"subscribe\",\"stream_id\":" + busId
+                        + ",\"target\":{\"kind\":\"zmq_tcp\",\"namespace\":\"" + LoadHarness.NAMESPACE
+                        + "\",\"host\":\"127.0.0.1\",\"port\":" + publisherPort + "}}");
+                c.send(0x0, 0, c.sessionStream, subscribe, 0, subscribe.length);
+                if (!opened.await(30, TimeUnit.SECONDS) || h2Stream == 0) {
+                    log("stream " + busId + " not opened");
+                    return;
+                }
+                // :status 200 (static index 8), END_HEADERS
+                c.send(0x1, 0x4, h2Stream, new byte[] {(byte) 0x88}, 0, 1);
+                InputStream in = sub.getInputStream();
+                byte[] buf = new byte[8_192];
+                int n;
+                while ((n = in.read(buf)) > 0) {
+                    c.send(0x0, 0, h2Stream, buf, 0, n);
+                }
+                c.send(0x0, 0x1, h2Stream, buf, 0, 0);
+            } catch (IOException | InterruptedException e) {
+                // the subscriber or the connection went away
+            } finally {
+                byBusId.remove(busId);
+            }
+        }
+    }
+
+    /** The broker's connection. */
+    private final class Conn {
+        final SSLSocket socket;
+        final DataInputStream in;
+        final OutputStream out;
+        final HpackInspector hpack = new HpackInspector();
+        final FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
+        volatile int sessionStream;
+        volatile boolean welcomed; // no heartbeat may precede the welcome
+        long connUnacked;
+
+        Conn(SSLSocket socket) throws IOException {
+            this.socket = socket;
+            socket.setTcpNoDelay(true);
+            socket.startHandshake();
+            in = new DataInputStream(socket.getInputStream());
+            out = new BufferedOutputStream(socket.getOutputStream(), 32_768);
+            in.readFully(new byte[24]);
+            send(0x4, 0, 0, PREFACE_SETTINGS, 0, PREFACE_SETTINGS.length);
+            send(0x8, 0, 0, int32(CONNECTION_WINDOW - 65_535), 0, 4);
+        }
+
+        synchronized void send(int type, int flags, int stream, byte[] p, int off, int len) throws IOException {
+            out.write(len >>> 16);
+            out.write(len >>> 8);
+            out.write(len);
+            out.write(type);
+            out.write(flags);
+            out.write(int32(stream));
+            out.write(p, off, len);
+            out.flush();
+        }
+
+        void readLoop() throws IOException {
+            byte[] h = new byte[9];
+            byte[] payload = new byte[Math.max(MAX_FRAME, 16_384)];
+            byte[] headerBlock = null;
+            int headerStream = 0;
+            while (true) {
+                in.readFully(h);
+                int len = ((h[0] & 0xFF) << 16) | ((h[1] & 0xFF) << 8) | (h[2] & 0xFF);
+                int type = h[3] & 0xFF;
+                int flags = h[4] & 0xFF;
+                int stream = ((h[5] & 0x7F) << 24) | ((h[6] & 0xFF) << 16) | ((h[7] & 0xFF) << 8) | (h[8] & 0xFF);
+                if (len > payload.length) {
+                    payload = new byte[len];
+                }
+                in.readFully(payload, 0, len);
+                int off = 0;
+                int end = len;
+                if ((type == 0x0 || type == 0x1) && (flags & 0x8) != 0) { // PADDED
+                    end -= payload[0] & 0xFF;
+                    off = 1;
+                }
+                switch (type) {
+                    case 0x0 -> data(stream, flags, payload, off, end, len);
+                    case 0x1, 0x9 -> {
+                        if (type == 0x1 && (flags & 0x20) != 0) { // PRIORITY
+                            off += 5;
+                        }
+                        byte[] frag = java.util.Arrays.copyOfRange(payload, off, end);
+                        headerBlock = headerBlock == null ? frag : concat(headerBlock, frag);
+                        headerStream = stream;
+                        if ((flags & 0x4) != 0) {
+                            headers(headerStream, headerBlock);
+                            headerBlock = null;
+                        }
+                    }
+                    case 0x3 -> {
+                        Bridge b = byH2Stream.remove(stream);
+                        if (b != null) {
+                            resets.incrementAndGet();
+                            closeQuietly(b.sub);
+                        }
+                    }
+                    case 0x4 -> {
+                        if ((flags & 0x1) == 0) {
+                            send(0x4, 0x1, 0, payload, 0, 0);
+                        }
+                    }
+                    case 0x6 -> {
+                        if ((flags & 0x1) == 0) {
+                            send(0x6, 0x1, 0, payload, 0, len);
+                        }
+                    }
+                    case 0x7 -> log("GOAWAY from the broker");
+                    default -> {
+                        // WINDOW_UPDATE, PRIORITY: the router sends little and ignores the broker's window
+                    }
+                }
+            }
+        }
+
+        private void headers(int stream, byte[] block) throws IOException {
+            String path = null;
+            for (HpackInspector.Field f : hpack.decode(block)) {
+                if (f.name().equals(":path")) {
+                    path = f.value();
+                }
+            }
+            if ("/bus/v1/session".equals(path)) {
+                sessionStream = stream;
+                // :status 200, then content-type (static name 31) as a literal without indexing
+                byte[] ct = "application/x-continuum-bus".getBytes(StandardCharsets.US_ASCII);
+                byte[] block200 = new byte[4 + ct.length];
+                block200[0] = (byte) 0x88;
+                block200[1] = 0x0F;
+                block200[2] = 0x10;
+                block200[3] = (byte) ct.length;
+                System.arraycopy(ct, 0, block200, 4, ct.length);
+                send(0x1, 0x4, stream, block200, 0, block200.length);
+            } else if (path != null && path.startsWith("/bus/v1/streams/")) {
+                Bridge b = byBusId.get(Long.parseLong(path.substring("/bus/v1/streams/".length())));
+                if (b == null) {
+                    send(0x3, 0, stream, int32(0x8), 0, 4); // CANCEL
+                    return;
+                }
+                b.h2Stream = stream;
+                byH2Stream.put(stream, b);
+                b.opened.countDown();
+            } else {
+                log("unexpected request " + path);
+                send(0x3, 0, stream, int32(0x7), 0, 4); // REFUSED_STREAM
+            }
+        }
+
+        private void data(int stream, int flags, byte[] p, int off, int end, int len) throws IOException {
+            if (stream == sessionStream) {
+                try {
+                    decoder.decode(p, off, end - off, this::clientFrame);
+                } catch (ProtocolException e) {
+                    throw new IOException("bad session frame", e);
+                }
+                ack(null, len);
+                return;
+            }
+            Bridge b = byH2Stream.get(stream);
+            if (b != null) {
+                try {
+                    b.subOut.write(p, off, end - off);
+                } catch (IOException e) {
+                    byH2Stream.remove(stream);
+                    send(0x3, 0, stream, int32(0x8), 0, 4);
+                    closeQuietly(b.sub);
+                    b = null;
+                }
+                dataBytes.addAndGet(end - off);
+                if ((flags & 0x1) != 0 && b != null) { // the publisher closed: so does the subscriber's side
+                    byH2Stream.remove(stream);
+                    try {
+                        b.sub.shutdownOutput();
+                    } catch (IOException e) {
+                        closeQuietly(b.sub); // already gone
+                    }
+                }
+            }
+            ack(b, len);
+        }
+
+        private void ack(Bridge b, int len) throws IOException {
+            int step = STREAM_WINDOW / 4;
+            if (b != null) {
+                b.unacked += len;
+                if (b.unacked >= step) {
+                    send(0x8, 0, b.h2Stream, int32(b.unacked), 0, 4);
+                    b.unacked = 0;
+                }
+            }
+            connUnacked += len;
+            if (connUnacked >= CONNECTION_WINDOW / 4) {
+                send(0x8, 0, 0, int32((int) connUnacked), 0, 4);
+                connUnacked = 0;
+            }
+        }
+
+        private void clientFrame(Frame f) {
+            try {
+                switch (f) {
+                    case Frame.Hello h -> {
+                        byte[] w = FrameCodec.encodeJson("{\"type\":\"welcome\",\"protocol_version\":1,"
+                                + "\"session_id\":\"lean\",\"max_streams\":4096}");
+                        send(0x0, 0, sessionStream, w, 0, w.length);
+                        welcomed = true;
+                        sessionUp.countDown();
+                        log("session welcomed (" + h.clientId() + ")");
+                    }
+                    case Frame.StreamClosed c -> {
+                        if (c.code() != io.continuum.broker.protocol.Code.UPSTREAM_CLOSED) {
+                            closed.incrementAndGet(); // upstream_closed is every run's end; the rest cut a stream
+                        }
+                        log("stream_closed " + c.streamId() + " " + c.code());
+                    }
+                    case Frame.StreamRefused r -> {
+                        refused.incrementAndGet();
+                        log("stream_refused " + r.streamId() + " " + r.code());
+                        Bridge b = byBusId.get(r.streamId());
+                        if (b != null) { // close the subscriber at once: its ZMQ socket reconnects and asks again
+                            closeQuietly(b.sub);
+                            b.opened.countDown();
+                        }
+                    }
+                    default -> {
+                        // heartbeat, stream_opened, draining
+                    }
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+
+    private static byte[] int32(int v) {
+        return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+    }
+
+    private static void putSetting(byte[] a, int at, int id, int value) {
+        a[at] = (byte) (id >>> 8);
+        a[at + 1] = (byte) id;
+        System.arraycopy(int32(value), 0, a, at + 2, 4);
+    }
+}
