@@ -24,6 +24,7 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.event.Fields;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.testing.leaks.LeakCheck;
@@ -234,7 +235,10 @@ class StreamAnswerOrderTest {
         Handler revocationSeen = new Handler() {
             @Override
             public void publish(LogRecord record) {
-                if (String.valueOf(record.getMessage()).contains("event=stream_revoked stream_id=9")) {
+                // an event's record carries its name as the message and its typed fields as the one parameter
+                if ("stream_revoked".equals(record.getMessage()) && record.getParameters() != null
+                        && record.getParameters()[0] instanceof Fields fields
+                        && Long.valueOf(9).equals(fields.get("stream_id"))) {
                     revoked.set(true);
                 }
             }
