@@ -63,6 +63,7 @@ public final class Cli {
 
     private final Map<String, String> environment;
     private final Path serviceAccountNamespaceFile;
+    private final Path defaultConfigPath;
     private final PrintStream out;
     private final PrintStream err;
     private final BrokerRuntimeFactory runtimeFactory;
@@ -72,6 +73,7 @@ public final class Cli {
     private Cli(Builder b) {
         this.environment = b.environment;
         this.serviceAccountNamespaceFile = b.serviceAccountNamespaceFile;
+        this.defaultConfigPath = b.defaultConfigPath;
         this.out = b.out;
         this.err = b.err;
         this.runtimeFactory = b.runtimeFactory;
@@ -128,7 +130,7 @@ public final class Cli {
      * @return exit status
      */
     public int run(String... args) {
-        Path configPath = BrokerConfig.DEFAULT_PATH;
+        Path configPath = defaultConfigPath;
         boolean configGiven = false;
         boolean check = false;
         for (int i = 0; i < args.length; i++) {
@@ -362,6 +364,7 @@ public final class Cli {
     public static final class Builder {
         private Map<String, String> environment = System.getenv();
         private Path serviceAccountNamespaceFile = ConfigLoader.SERVICE_ACCOUNT_NAMESPACE_FILE;
+        private Path defaultConfigPath = BrokerConfig.DEFAULT_PATH;
         private PrintStream out = System.out;
         private PrintStream err = System.err;
         private BrokerRuntimeFactory runtimeFactory = IdleRuntime::new;
@@ -435,6 +438,18 @@ public final class Cli {
          */
         public Builder shutdownWait(ShutdownWait wait) {
             this.shutdownWait = wait;
+            return this;
+        }
+
+        /**
+         * The file read when no {@code --config} is given ({@link BrokerConfig#DEFAULT_PATH}); tests point
+         * it into their own directory so that their result never depends on what the machine has in /etc.
+         *
+         * @param path configuration file
+         * @return this
+         */
+        public Builder defaultConfigPath(Path path) {
+            this.defaultConfigPath = path;
             return this;
         }
 
