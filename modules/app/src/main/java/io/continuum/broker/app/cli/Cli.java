@@ -218,6 +218,10 @@ public final class Cli {
         try {
             config = loader().load(configPath);
             report.add("configuration " + configPath + ": ok");
+            // The effective value of every field (from the field table), and where each came from.
+            for (BrokerConfig.Setting s : config.settings()) {
+                report.add("  " + s.name() + " = " + s.value() + "  (" + s.origin() + ")");
+            }
         } catch (ConfigException e) {
             e.problems().stream().map(ConfigProblem::toString).forEach(problems::add);
         }
@@ -263,7 +267,7 @@ public final class Cli {
         }
         // Handlers go in before anything starts, so an early SIGTERM still drains instead of killing.
         ShutdownWait wait = shutdownWait != null ? shutdownWait : ShutdownSignals.install()::awaitFirst;
-        LoggingSetup.configure(config.logFormat(), err);
+        LoggingSetup.configure(config.logFormat(), config.logLevel(), err);
         String version = version();
         List<Object> fields = new ArrayList<>(List.of("version", version, "config", configPath.toString()));
         config.describe().forEach(kv -> {
