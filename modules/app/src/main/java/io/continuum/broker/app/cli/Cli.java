@@ -196,7 +196,8 @@ public final class Cli {
 
                 Environment:
                   CONTINUUM_EVENT_BROKER_<FIELD>   overrides a configuration field ('.' written as '_',
-                                                   lists comma-separated), e.g. CONTINUUM_EVENT_BROKER_BUS_URL
+                                                   lists comma-separated, [] for an empty list),
+                                                   e.g. CONTINUUM_EVENT_BROKER_BUS_URL
                   CONTINUUM_EVENT_BROKER_CREDENTIAL  default bearer credential variable
 
                 Exit status:

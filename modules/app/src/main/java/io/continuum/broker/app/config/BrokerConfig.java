@@ -3,6 +3,7 @@ package io.continuum.broker.app.config;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -26,6 +27,7 @@ import java.util.Optional;
  * @param logFormat              log line format (addition beyond R-CFG)
  * @param logLevel               least severe level logged (addition beyond R-CFG)
  * @param settings               the effective configuration in field order, each value with its origin
+ * @param values                 every field's validated value by its declaration, see {@link #get(Field)}
  */
 public record BrokerConfig(BusUrl busUrl,
                            Optional<Path> caFile,
@@ -43,7 +45,8 @@ public record BrokerConfig(BusUrl busUrl,
                            Duration busConnectTimeout,
                            LogFormat logFormat,
                            LogLevel logLevel,
-                           List<Setting> settings) {
+                           List<Setting> settings,
+                           Map<Field<?>, Object> values) {
 
     /** Default path of the configuration file. */
     public static final Path DEFAULT_PATH = Path.of("/etc/continuum-event-broker/config.yaml");
@@ -66,6 +69,21 @@ public record BrokerConfig(BusUrl busUrl,
         watchNamespaces = List.copyOf(watchNamespaces);
         allowedCidrs = List.copyOf(allowedCidrs);
         settings = List.copyOf(settings);
+        values = Map.copyOf(values);
+    }
+
+    /**
+     * A field's validated value, by its declaration in {@link Fields}: a field added to the table is
+     * read here without another edit of this record.
+     *
+     * @param field the field
+     * @param <T>   its type
+     * @return the value, or empty when the field is unset and has no default
+     */
+    public <T> Optional<T> get(Field<T> field) {
+        @SuppressWarnings("unchecked")
+        T value = (T) values.get(field);
+        return Optional.ofNullable(value);
     }
 
     /**

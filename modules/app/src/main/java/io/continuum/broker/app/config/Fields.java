@@ -15,9 +15,10 @@ import static io.continuum.broker.app.config.ConfigText.visibleAscii;
 
 /**
  * Every configuration field, declared once (R-CFG plus {@code log_format} and {@code log_level}).
- * Adding a field is one entry here (and its use where the broker reads it); the loader, the
- * overlay, validation, {@code --check-config}'s report and the documentation check follow from
- * the table. Order is documentation order.
+ * Adding a field is one entry here; the broker reads it with {@code config.get(Fields.NEW_FIELD)}
+ * ({@link BrokerConfig#get}). The loader, the overlay, validation, {@code --check-config}'s report
+ * and the check of the docs and the example file follow from the table. Order is documentation
+ * order.
  *
  * <p>Every duration has an upper bound small enough that no deadline sum or nanosecond conversion
  * in the relay can overflow ({@code Duration.toNanos()} overflows past about 292 years; the largest

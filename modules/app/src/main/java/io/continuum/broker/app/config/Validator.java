@@ -67,7 +67,7 @@ final class Validator {
                 get(Fields.WATCH_NAMESPACES), get(Fields.ALLOWED_CIDRS), get(Fields.METRICS_LISTEN),
                 new ReconnectBackoff(initial, max), get(Fields.DRAIN_DEADLINE), get(Fields.UPSTREAM_CONNECT_TIMEOUT),
                 get(Fields.BUS_CONNECT_TIMEOUT), get(Fields.LOG_FORMAT), get(Fields.LOG_LEVEL),
-                settings(credential));
+                settings(credential), values);
     }
 
     @SuppressWarnings("unchecked")

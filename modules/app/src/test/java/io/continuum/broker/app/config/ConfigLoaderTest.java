@@ -82,6 +82,11 @@ class ConfigLoaderTest {
         assertEquals(Duration.ofSeconds(10), c.busConnectTimeout());
         assertEquals(LogFormat.KEY_VALUE, c.logFormat());
         assertEquals(LogLevel.INFO, c.logLevel());
+        // Every field is also readable by its declaration (a new field needs no accessor).
+        assertEquals(Optional.of(LogLevel.INFO), c.get(Fields.LOG_LEVEL));
+        assertEquals(Optional.of(Duration.ofSeconds(25)), c.get(Fields.DRAIN_DEADLINE));
+        assertEquals(Optional.of("router.example.com"), c.get(Fields.TLS_SERVER_NAME));
+        assertEquals(Optional.empty(), c.get(Fields.CA_FILE));
     }
 
     @Test
