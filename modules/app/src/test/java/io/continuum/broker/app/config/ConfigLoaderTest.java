@@ -425,6 +425,38 @@ class ConfigLoaderTest {
         }
 
         @Test
+        void anchorsAndAliasesAreValues() throws Exception {
+            BrokerConfig c = load("bus_url: https://r\nclient_id: c\ndynamo_namespaces: &d [serving]\n"
+                                  + "watch_namespaces: *d\n");
+            assertEquals(List.of("serving"), c.watchNamespaces());
+        }
+
+        @Test
+        void aRecursiveAliasIsAProblemNotAStackOverflow() throws IOException {
+            List<String> p = problems("bus_url: https://r\nclient_id: c\ndynamo_namespaces: &a [*a]\n");
+            assertTrue(p.stream().allMatch(m -> m.startsWith(dir.resolve("config.yaml") + ":3: ")), p.toString());
+        }
+
+        @Test
+        void aMergeKeyIsAnUnknownField() throws IOException {
+            assertTrue(problems(MINIMAL + "<<: {log_level: debug}\n").getFirst()
+                               .startsWith(at(4, "<<") + "unknown field"));
+        }
+
+        @Test
+        void scalarsStayTheTextWritten() throws Exception {
+            // YAML 1.1 would read these as a boolean and a number; a client id is text.
+            assertEquals("yes", load(MINIMAL.replace("broker-a", "yes")).clientId());
+            assertEquals("0x1F", load(MINIMAL.replace("broker-a", "0x1F")).clientId());
+        }
+
+        @Test
+        void twoDocumentsAreNotOneConfiguration() throws IOException {
+            String p = problems(MINIMAL + "---\nclient_id: b\n").getFirst();
+            assertTrue(p.matches(".*config\\.yaml:4: \\(file\\): is not valid YAML: .*"), p);
+        }
+
+        @Test
         void aTopLevelListIsNotAConfiguration() throws IOException {
             assertEquals(List.of(at(1, "(file)") + "must be a YAML mapping of fields at the top level, not a list"),
                          problems("- a\n- b\n"));
