@@ -56,8 +56,14 @@ final class Validator {
         Duration initial = get(Fields.RECONNECT_BACKOFF_INITIAL);
         Duration max = get(Fields.RECONNECT_BACKOFF_MAX);
         if (initial != null && max != null && initial.compareTo(max) > 0) {
-            problem(Fields.RECONNECT_BACKOFF_INITIAL, "(" + Durations.format(initial)
-                    + ") must not exceed reconnect_backoff.max (" + Durations.format(max) + ")");
+            // Reported at whichever end was written (the other may be its default).
+            if (raw.containsKey(Fields.RECONNECT_BACKOFF_INITIAL.path())) {
+                problem(Fields.RECONNECT_BACKOFF_INITIAL, "(" + Durations.format(initial)
+                        + ") must not exceed reconnect_backoff.max (" + Durations.format(max) + ")");
+            } else {
+                problem(Fields.RECONNECT_BACKOFF_MAX, "(" + Durations.format(max)
+                        + ") must not be less than reconnect_backoff.initial (" + Durations.format(initial) + ")");
+            }
         }
         if (!problems.isEmpty()) {
             return null;

@@ -360,6 +360,9 @@ class ConfigLoaderTest {
         void initialBackoffMustNotExceedMax() throws IOException {
             assertEquals(List.of(at(5, "reconnect_backoff.initial") + "(2m) must not exceed reconnect_backoff.max (1m)"),
                          problems(MINIMAL + "reconnect_backoff:\n  initial: 2m\n"));
+            // Only max written (initial is its 1s default): the problem is at max's line.
+            assertEquals(List.of(at(5, "reconnect_backoff.max") + "(500ms) must not be less than reconnect_backoff.initial (1s)"),
+                         problems(MINIMAL + "reconnect_backoff:\n  max: 500ms\n"));
         }
 
         @Test
