@@ -61,6 +61,12 @@ final class YamlReader {
         } catch (YAMLException e) {
             problems.add(source, 0, "(file)", "is not valid YAML: " + firstLine(e.getMessage()));
             return Optional.empty();
+        } catch (RuntimeException e) {
+            // SnakeYAML's composer also throws plain exceptions for some malformed input, e.g. an
+            // IllegalArgumentException for a tag whose %-escape decodes to a space (found by
+            // ConfigLoaderFuzzTest): any failure to read the text is a problem with the file.
+            problems.add(source, 0, "(file)", "is not valid YAML: " + firstLine(e.getMessage()));
+            return Optional.empty();
         }
         if (root == null) {
             return Optional.of(new RawNode.Mapping(List.of(), source, 1));

@@ -459,6 +459,14 @@ class ConfigLoaderTest {
             assertTrue(p.matches(".*config\\.yaml:4: \\(file\\): is not valid YAML: .*"), p);
         }
 
+        @ParameterizedTest
+        @ValueSource(strings = {"!r_TCP%f", "bus_url: !a%20 https://r\n"})
+        void aTagThatSnakeYamlRejectsWithAPlainExceptionIsNotValidYaml(String yaml) throws IOException {
+            // Found by ConfigLoaderFuzzTest: SnakeYAML threw IllegalArgumentException, not a YAMLException.
+            String p = problems(yaml).getFirst();
+            assertTrue(p.startsWith(at("(file)") + "is not valid YAML: "), p);
+        }
+
         @Test
         void aTopLevelListIsNotAConfiguration() throws IOException {
             assertEquals(List.of(at(1, "(file)") + "must be a YAML mapping of fields at the top level, not a list"),
