@@ -7,8 +7,7 @@ module io.continuum.broker.app {
     requires io.continuum.broker.relay;
     requires io.kubernetes.client.java.api;
     requires io.helidon.webserver;
-    requires io.helidon.config;
-    requires io.helidon.config.yaml;
+    requires org.yaml.snakeyaml;
     requires io.helidon.metrics.api;
     requires micrometer.core;
     requires io.helidon.webserver.observe;

@@ -199,7 +199,8 @@ public final class Cli {
 
                 Environment:
                   CONTINUUM_EVENT_BROKER_<FIELD>   overrides a configuration field ('.' written as '_',
-                                                   lists comma-separated), e.g. CONTINUUM_EVENT_BROKER_BUS_URL
+                                                   lists comma-separated, [] for an empty list),
+                                                   e.g. CONTINUUM_EVENT_BROKER_BUS_URL
                   CONTINUUM_EVENT_BROKER_CREDENTIAL  default bearer credential variable
 
                 Exit status:
@@ -221,6 +222,10 @@ public final class Cli {
         try {
             config = loader().load(configPath);
             report.add("configuration " + configPath + ": ok");
+            // The effective value of every field (from the field table), and where each came from.
+            for (BrokerConfig.Setting s : config.settings()) {
+                report.add("  " + s.name() + " = " + s.value() + "  (" + s.origin() + ")");
+            }
         } catch (ConfigException e) {
             e.problems().stream().map(ConfigProblem::toString).forEach(problems::add);
         }
@@ -273,7 +278,7 @@ public final class Cli {
         }
         // Handlers go in before anything starts, so an early SIGTERM still drains instead of killing.
         ShutdownWait wait = shutdownWait != null ? shutdownWait : ShutdownSignals.install()::awaitFirst;
-        LoggingSetup.configure(config.logFormat(), err);
+        LoggingSetup.configure(config.logFormat(), config.logLevel(), err);
         String version = version();
         Event loaded = LOG.info("config_loaded").field("version", version).field("config", configPath.toString());
         config.describe().forEach(kv -> loaded.field(kv[0], kv[1]));

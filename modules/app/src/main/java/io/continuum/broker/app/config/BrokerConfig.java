@@ -3,11 +3,12 @@ package io.continuum.broker.app.config;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * The validated, immutable broker configuration (R-CFG); every default already applied. Built only
- * by {@link ConfigLoader}. Holds where the credential lives, never the credential.
+ * by {@link ConfigLoader} from the declarations in {@link Fields}. Holds where the credential lives, never the credential.
  *
  * @param busUrl                 router event bus, always https
  * @param caFile                 CA bundle verifying the router; empty means the system roots
@@ -24,6 +25,9 @@ import java.util.Optional;
  * @param upstreamConnectTimeout one publisher connect attempt (at most 10s)
  * @param busConnectTimeout      TCP + TLS + HTTP/2 handshake to the bus, and the wait for {@code welcome}
  * @param logFormat              log line format (addition beyond R-CFG)
+ * @param logLevel               least severe level logged (addition beyond R-CFG)
+ * @param settings               the effective configuration in field order, each value with its origin
+ * @param values                 every field's validated value by its declaration, see {@link #get(Field)}
  */
 public record BrokerConfig(BusUrl busUrl,
                            Optional<Path> caFile,
@@ -39,28 +43,23 @@ public record BrokerConfig(BusUrl busUrl,
                            Duration drainDeadline,
                            Duration upstreamConnectTimeout,
                            Duration busConnectTimeout,
-                           LogFormat logFormat) {
+                           LogFormat logFormat,
+                           LogLevel logLevel,
+                           List<Setting> settings,
+                           Map<Field<?>, Object> values) {
 
     /** Default path of the configuration file. */
     public static final Path DEFAULT_PATH = Path.of("/etc/continuum-event-broker/config.yaml");
-    /** Default {@code metrics_listen}. */
-    public static final String DEFAULT_METRICS_LISTEN = "0.0.0.0:9464";
-    /** Default {@code drain_deadline}. */
-    public static final Duration DEFAULT_DRAIN_DEADLINE = Duration.ofSeconds(25);
-    /** Largest {@code drain_deadline}. */
-    public static final Duration MAX_DRAIN_DEADLINE = Duration.ofMinutes(10);
-    /** Default {@code upstream_connect_timeout}. */
-    public static final Duration DEFAULT_UPSTREAM_CONNECT_TIMEOUT = Duration.ofSeconds(5);
-    /** Largest {@code upstream_connect_timeout}: all attempts together are bounded by 10 s (R-OPEN). */
-    public static final Duration MAX_UPSTREAM_CONNECT_TIMEOUT = Duration.ofSeconds(10);
-    /** Default {@code bus_connect_timeout}. */
-    public static final Duration DEFAULT_BUS_CONNECT_TIMEOUT = Duration.ofSeconds(10);
-    /** Most entries in {@code dynamo_namespaces}. */
-    public static final int MAX_DYNAMO_NAMESPACES = 64;
-    /** Most entries in {@code watch_namespaces}. */
-    public static final int MAX_WATCH_NAMESPACES = 32;
-    /** Most entries in {@code allowed_cidrs}. */
-    public static final int MAX_ALLOWED_CIDRS = 256;
+
+    /**
+     * One line of the effective configuration.
+     *
+     * @param name   field path ({@code credential} for the credential's location)
+     * @param value  the value as text; the credential only as its location
+     * @param origin {@code file:line}, {@code environment variable NAME}, {@code default} or what it derives from
+     */
+    public record Setting(String name, String value, String origin) {
+    }
 
     /**
      * Defensive copies.
@@ -69,32 +68,31 @@ public record BrokerConfig(BusUrl busUrl,
         dynamoNamespaces = List.copyOf(dynamoNamespaces);
         watchNamespaces = List.copyOf(watchNamespaces);
         allowedCidrs = List.copyOf(allowedCidrs);
+        settings = List.copyOf(settings);
+        values = Map.copyOf(values);
     }
 
     /**
-     * One line describing the effective configuration for the startup log; the credential appears
+     * A field's validated value, by its declaration in {@link Fields}: a field added to the table is
+     * read here without another edit of this record.
+     *
+     * @param field the field
+     * @param <T>   its type
+     * @return the value, or empty when the field is unset and has no default
+     */
+    public <T> Optional<T> get(Field<T> field) {
+        @SuppressWarnings("unchecked")
+        T value = (T) values.get(field);
+        return Optional.ofNullable(value);
+    }
+
+    /**
+     * The effective configuration as key/value pairs for the startup log; the credential appears
      * only as its location.
      *
-     * @return key=value pairs in field order
+     * @return pairs in field order
      */
     public List<String[]> describe() {
-        return List.of(
-                new String[] {"bus_url", busUrl.toString()},
-                new String[] {"ca_file", caFile.map(Path::toString).orElse("system roots")},
-                new String[] {"tls_server_name", tlsServerName},
-                new String[] {"client_id", clientId},
-                new String[] {"credential", credential + " (value redacted)"},
-                new String[] {"kubernetes_namespace", kubernetesNamespace},
-                new String[] {"dynamo_namespaces", String.join(",", dynamoNamespaces)},
-                new String[] {"watch_namespaces", String.join(",", watchNamespaces)},
-                new String[] {"allowed_cidrs", allowedCidrs.isEmpty() ? "none"
-                        : String.join(",", allowedCidrs.stream().map(Cidr::toString).toList())},
-                new String[] {"metrics_listen", metricsListen.toString()},
-                new String[] {"reconnect_backoff.initial", Durations.format(reconnectBackoff.initial())},
-                new String[] {"reconnect_backoff.max", Durations.format(reconnectBackoff.max())},
-                new String[] {"drain_deadline", Durations.format(drainDeadline)},
-                new String[] {"upstream_connect_timeout", Durations.format(upstreamConnectTimeout)},
-                new String[] {"bus_connect_timeout", Durations.format(busConnectTimeout)},
-                new String[] {"log_format", logFormat.toString()});
+        return settings.stream().map(s -> new String[] {s.name(), s.value()}).toList();
     }
 }

@@ -13,15 +13,18 @@ import java.util.logging.Logger;
 import java.util.logging.StreamHandler;
 
 import io.continuum.broker.app.config.LogFormat;
+import io.continuum.broker.app.config.LogLevel;
 import io.continuum.broker.event.EventFormatter;
 import io.continuum.broker.event.EventLog;
 
 /**
  * Configures JUL for production: one handler writing one line per record to the given stream (stderr
  * in the broker) through the one {@link EventFormatter}, the broker's own loggers ({@code io.continuum})
- * at the given level, third-party libraries (Helidon, Micrometer, OkHttp, the Kubernetes client) at
- * WARNING. Helidon's own logging.properties discovery is switched off so a stray file in the working
- * directory cannot replace this set-up. Stack traces of causes are written at {@code debug} and finer,
+ * at the configured {@code log_level}, the libraries it embeds (Helidon, Micrometer, OkHttp, the
+ * Kubernetes client) at the same level except that at {@code info} they stay at {@code warn} (their info
+ * lines are start-up chatter), anything else never chattier than {@code info}. Helidon's own
+ * logging.properties discovery is switched off so a stray file in the working directory cannot replace
+ * this set-up. Stack traces of causes are written at {@code debug} and finer,
  * and always in JSON (a JSON line carries them without hurting a reader).
  */
 public final class LoggingSetup {
@@ -39,43 +42,78 @@ public final class LoggingSetup {
     }
 
     /**
-     * Installs the handler (replacing any previous root handlers) with the broker at {@code info}.
+     * Installs the handler (replacing any previous root handlers) at {@code log_level: info}: used before
+     * the configuration is read, so that even a configuration error is an event line.
      *
      * @param format line format
      * @param out    stream to write to
      * @return the installed handler
      */
     public static Handler configure(LogFormat format, OutputStream out) {
-        return configure(format, Level.INFO, out);
+        return configure(format, LogLevel.INFO, out);
     }
 
     /**
-     * Installs the handler (replacing any previous root handlers).
+     * Installs the handler (replacing any previous root handlers) for a {@code log_level}.
      *
      * @param format line format
-     * @param level  level of the broker's own loggers ({@code io.continuum}) and of the root
+     * @param level  {@code log_level}
      * @param out    stream to write to
      * @return the installed handler
      */
-    public static synchronized Handler configure(LogFormat format, Level level, OutputStream out) {
+    public static Handler configure(LogFormat format, LogLevel level, OutputStream out) {
+        Level broker = julLevel(level);
+        return configure(format, broker, level == LogLevel.INFO ? Level.WARNING : broker, out);
+    }
+
+    /**
+     * Installs the handler with the broker's loggers at a JUL level and the libraries at WARNING (tests of
+     * the formatter at levels {@code log_level} does not name).
+     *
+     * @param format line format
+     * @param level  level of the broker's own loggers ({@code io.continuum})
+     * @param out    stream to write to
+     * @return the installed handler
+     */
+    public static Handler configure(LogFormat format, Level level, OutputStream out) {
+        return configure(format, level, Level.WARNING, out);
+    }
+
+    private static synchronized Handler configure(LogFormat format, Level broker, Level libraries, OutputStream out) {
         System.setProperty("io.helidon.logging.config.disabled", "true");
         LogManager.getLogManager().reset();
         CONFIGURED.clear();
         Logger root = Logger.getLogger("");
-        Handler handler = new FlushingHandler(out, formatter(format, level));
+        Handler handler = new FlushingHandler(out, formatter(format, broker));
         handler.setLevel(Level.ALL);
         root.addHandler(handler);
-        root.setLevel(level);
+        // Loggers nobody configured follow the root: never chattier than info.
+        root.setLevel(broker.intValue() > Level.INFO.intValue() ? broker : Level.INFO);
         CONFIGURED.add(root);
         for (String name : LIBRARIES) {
             Logger l = Logger.getLogger(name);
-            l.setLevel(Level.WARNING);
+            l.setLevel(libraries);
             CONFIGURED.add(l);
         }
-        Logger broker = Logger.getLogger(BROKER);
-        broker.setLevel(level);
-        CONFIGURED.add(broker);
+        Logger own = Logger.getLogger(BROKER);
+        own.setLevel(broker);
+        CONFIGURED.add(own);
         return handler;
+    }
+
+    /**
+     * The JUL level of a {@code log_level}.
+     *
+     * @param level configured level
+     * @return {@code SEVERE}, {@code WARNING}, {@code INFO} or {@code FINE}
+     */
+    public static Level julLevel(LogLevel level) {
+        return switch (level) {
+            case ERROR -> Level.SEVERE;
+            case WARN -> Level.WARNING;
+            case INFO -> Level.INFO;
+            case DEBUG -> Level.FINE;
+        };
     }
 
     /**

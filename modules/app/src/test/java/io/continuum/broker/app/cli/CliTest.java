@@ -143,8 +143,23 @@ class CliTest {
                              "credential from file " + credential + ": ok (" + SECRET.length() + " bytes)",
                              "CA bundle " + ca + ": ok (1 certificate)",
                              "  subject=\"CN=Router CA\" not_after=2026-06-11T00:00:00Z"),
-                     out().lines().toList());
+                     out().lines().filter(l -> !l.contains(" = ")).toList());
         assertEquals("", err());
+    }
+
+    @Test
+    void checkConfigShowsEveryEffectiveValueAndWhereItCameFrom() {
+        env.put("CONTINUUM_EVENT_BROKER_LOG_LEVEL", "debug");
+        assertEquals(0, cli().build().run("--config", config.toString(), "--check-config"));
+        List<String> settings = out().lines().filter(l -> l.contains(" = ")).toList();
+        assertEquals(io.continuum.broker.app.config.Fields.ALL.size() - 1, settings.size(), out());
+        assertTrue(settings.contains("  client_id = broker-a  (" + config + ":2)"), out());
+        assertTrue(settings.contains("  credential = file " + credential + " (value redacted)  (" + config + ":3)"),
+                   out());
+        assertTrue(settings.contains("  kubernetes_namespace = gpu-serving  ($POD_NAMESPACE)"), out());
+        assertTrue(settings.contains("  drain_deadline = 25s  (default)"), out());
+        assertTrue(settings.contains("  log_level = debug  (environment variable CONTINUUM_EVENT_BROKER_LOG_LEVEL)"),
+                   out());
     }
 
     @Test
@@ -158,8 +173,8 @@ class CliTest {
         assertEquals(1, cli().build().run("--check-config", "--config=" + config));
         List<String> lines = err().lines().toList();
         assertEquals("continuum-event-broker: configuration check failed (3 problems):", lines.get(0));
-        assertTrue(lines.get(1).startsWith("  " + config + ": surprise: unknown field"), lines.get(1));
-        assertTrue(lines.get(2).startsWith("  " + config + ": bus_url: must use https://"), lines.get(2));
+        assertTrue(lines.get(1).startsWith("  " + config + ":4: surprise: unknown field"), lines.get(1));
+        assertTrue(lines.get(2).startsWith("  " + config + ":1: bus_url: must use https://"), lines.get(2));
         assertEquals("  credential and CA bundle not checked: the configuration is invalid", lines.get(3));
     }
 

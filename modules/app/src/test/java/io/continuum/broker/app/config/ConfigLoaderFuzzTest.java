@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Coverage-guided fuzzing of the configuration loader (R-CFG, R-SEC 13 and 14; issue #10). The
+ * Coverage-guided fuzzing of the configuration loader (R-CFG, R-SEC 13 and 14). The
  * input is a configuration file's bytes (any bytes: YAML or not, UTF-8 or not) and, in its last
  * byte, which environment variables are set. The contract asserted:
  * <ul>
@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *     <li>a returned configuration satisfies every R-CFG constraint, re-checked here from the
  *     requirements rather than from the loader's code: https {@code bus_url} with a host and a
  *     port 1..65535, durations of at least 1 ms, {@code reconnect_backoff.initial <= max},
- *     {@code drain_deadline <= 10m}, {@code upstream_connect_timeout <= 10s}, 1..64 distinct
+ *     {@code drain_deadline <= 10m}, {@code upstream_connect_timeout <= 10s}, the other durations at most 1h, 1..64 distinct
  *     Dynamo namespaces, 1..32 distinct watch namespaces that are RFC 1123 labels, at most 256
  *     distinct CIDRs, a valid {@code credential_env} name that is no overlay variable, ...;</li>
  *     <li>the credential (the value of every variable that may hold it) never appears in an error
@@ -67,6 +67,13 @@ class ConfigLoaderFuzzTest {
         bit(environmentBits, 4, () -> env.put(ConfigLoader.envName("bus_url"), "https://env.example:8443"));
         bit(environmentBits, 5, () -> env.put(ConfigLoader.envName("dynamo_namespaces"), "dynamo, dynamo-canary"));
         bit(environmentBits, 6, () -> env.put(ConfigLoader.envName("drain_deadline"), "11m"));
+        // Bit 7 already picks the ServiceAccount file; bits 2 and 4 together add the kubelet's service links
+        // and the explicit empty list.
+        if ((environmentBits & 0b0001_0100) == 0b0001_0100) {
+            env.put("CONTINUUM_EVENT_BROKER_METRICS_SERVICE_HOST", "10.0.0.11");
+            env.put("CONTINUUM_EVENT_BROKER_METRICS_PORT_9464_TCP", "tcp://10.0.0.11:9464");
+            env.put(ConfigLoader.envName("allowed_cidrs"), "[]");
+        }
         Path serviceAccountNamespace = (environmentBits & 128) != 0 ? DIR.resolve("sa-namespace")
                 : DIR.resolve("no-such-file");
 
@@ -117,16 +124,16 @@ class ConfigLoaderFuzzTest {
             case CredentialLocation.Env e -> {
                 assertTrue(e.name().matches("[A-Za-z_][A-Za-z0-9_]*"), "credential_env is a variable name");
                 assertFalse(e.name().equals(ConfigLoader.JAVA_OPTS_ENV)
-                        || ConfigLoader.FIELDS.stream().map(ConfigLoader::envName).anyMatch(e.name()::equals),
+                        || Fields.ALL.stream().map(Field::envName).anyMatch(e.name()::equals),
                         "credential_env names no overlay variable");
             }
         }
         assertTrue(c.kubernetesNamespace().matches("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"), "kubernetes_namespace");
-        distinctWithin(c.dynamoNamespaces(), 1, BrokerConfig.MAX_DYNAMO_NAMESPACES, "dynamo_namespaces");
+        distinctWithin(c.dynamoNamespaces(), 1, 64, "dynamo_namespaces");
         c.dynamoNamespaces().forEach(n -> assertTrue(visibleAscii(n) && n.length() <= 253, "dynamo namespace"));
-        distinctWithin(c.watchNamespaces(), 1, BrokerConfig.MAX_WATCH_NAMESPACES, "watch_namespaces");
+        distinctWithin(c.watchNamespaces(), 1, 32, "watch_namespaces");
         c.watchNamespaces().forEach(n -> assertTrue(n.matches("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"), "watch ns"));
-        distinctWithin(c.allowedCidrs(), 0, BrokerConfig.MAX_ALLOWED_CIDRS, "allowed_cidrs");
+        distinctWithin(c.allowedCidrs(), 0, 256, "allowed_cidrs");
         assertTrue(c.metricsListen().port() >= 0 && c.metricsListen().port() <= 65_535, "metrics_listen port");
         atLeastOneMillisecond(c.reconnectBackoff().initial());
         atLeastOneMillisecond(c.reconnectBackoff().max());
@@ -136,7 +143,12 @@ class ConfigLoaderFuzzTest {
         atLeastOneMillisecond(c.upstreamConnectTimeout());
         assertTrue(c.upstreamConnectTimeout().compareTo(Duration.ofSeconds(10)) <= 0, "upstream_connect_timeout");
         atLeastOneMillisecond(c.busConnectTimeout());
+        // Every duration is bounded far below what a nanosecond deadline sum could overflow.
+        assertTrue(c.reconnectBackoff().max().compareTo(Duration.ofHours(1)) <= 0, "reconnect_backoff.max <= 1h");
+        assertTrue(c.busConnectTimeout().compareTo(Duration.ofHours(1)) <= 0, "bus_connect_timeout <= 1h");
         assertNotNull(c.logFormat());
+        assertNotNull(c.logLevel());
+        assertEquals(Fields.ALL.size() - 1, c.settings().size(), "one setting per field, the credential once");
     }
 
     private static void atLeastOneMillisecond(Duration d) {

@@ -1,0 +1,168 @@
+package io.continuum.broker.app.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.continuum.broker.app.runtime.RelayRuntime;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.bus.InProcessRouter;
+import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.kube.FakeKubeApi;
+import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.pki.ServerIdentity;
+import io.continuum.broker.testing.secrets.Secrets;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.util.Config;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * R-CFG fails closed, and what it accepts starts: the real broker (the relay runtime against an
+ * in-process TLS router and Kubernetes API) with every duration at its largest accepted value, and
+ * with the variables the kubelet injects for the project's metrics Services, reaches a welcomed
+ * session and shuts down cleanly.
+ */
+class RealBrokerStartTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String CREDENTIAL = Secrets.register("start-test-credential-0123456789abcdef");
+
+    @TempDir
+    Path dir;
+    private InProcessRouter router;
+    private FakeKubeApi kube;
+    private ApiClient apiClient;
+    private Path config;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        EphemeralPki pki = EphemeralPki.create();
+        ServerIdentity server = pki.localhostServer();
+        router = InProcessRouter.builder().tls(server.key(), List.of(server.certificate())).credential(CREDENTIAL)
+                .start();
+        kube = FakeKubeApi.builder().build();
+        apiClient = Config.fromConfig(kube.kubeconfig().toString());
+        Files.write(dir.resolve("ca.pem"), pki.caPem());
+        Files.writeString(dir.resolve("credential"), CREDENTIAL + "\n");
+        config = dir.resolve("config.yaml");
+    }
+
+    @AfterEach
+    void tearDown() {
+        Secrets.assertAbsent("the broker's stdout", out.toString(StandardCharsets.UTF_8));
+        Secrets.assertAbsent("the broker's log", err.toString(StandardCharsets.UTF_8));
+        router.close();
+        kube.close();
+    }
+
+    private void writeConfig(String... extra) throws Exception {
+        Files.writeString(config, String.join("\n", List.of(
+                "bus_url: " + router.url(),
+                "ca_file: " + dir.resolve("ca.pem"),
+                "client_id: start-test",
+                "credential_file: " + dir.resolve("credential"),
+                "kubernetes_namespace: ns",
+                "dynamo_namespaces: [dynamo]",
+                "metrics_listen: 127.0.0.1:0",
+                String.join("\n", extra),
+                "")));
+    }
+
+    private Cli cli(Map<String, String> env) {
+        return Cli.builder()
+                .environment(env)
+                .serviceAccountNamespaceFile(dir.resolve("no-sa"))
+                .out(new PrintStream(out, true, StandardCharsets.UTF_8))
+                .err(new PrintStream(err, true, StandardCharsets.UTF_8))
+                .runtimeFactory(ctx -> new RelayRuntime(ctx, apiClient))
+                .shutdownWait(() -> {
+                    // "SIGTERM" once the router has welcomed a session of this broker.
+                    RouterSession session = router.awaitSession(WAIT);
+                    assertEquals("start-test", session.hello().clientId());
+                    return 15;
+                })
+                .build();
+    }
+
+    private String log() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    /** --check-config accepts it, and then the real broker starts, is welcomed, and exits 0. */
+    private void checksAndStarts(Map<String, String> env) {
+        assertEquals(0, cli(env).run("--config", config.toString(), "--check-config"),
+                     out.toString(StandardCharsets.UTF_8) + log());
+        assertEquals(0, cli(env).run("--config", config.toString()), log());
+        assertTrue(log().contains("event=runtime_started"), log());
+        assertTrue(log().contains("event=stopped"), log());
+    }
+
+    @Test
+    @Timeout(120)
+    void everyDurationAtItsLargestAcceptedValueStarts() throws Exception {
+        writeConfig("reconnect_backoff:", "  initial: 1h", "  max: 1h", "drain_deadline: 10m",
+                    "upstream_connect_timeout: 10s", "bus_connect_timeout: 1h");
+        checksAndStarts(Map.of());
+        assertTrue(log().contains("bus_connect_timeout=1h"), log());
+        // One more millisecond anywhere is refused by --check-config (ConfigLoaderTest.DurationBounds):
+        err.reset();
+        writeConfig("bus_connect_timeout: 3600001ms");
+        assertEquals(1, cli(Map.of()).run("--config", config.toString(), "--check-config"));
+        assertTrue(log().contains("bus_connect_timeout: must be at most 1h, got \"3600001ms\""), log());
+    }
+
+    /** The kubelet's variables for a Service named NAME with one TCP port named {@code metrics}. */
+    static Map<String, String> serviceLinks(String name, String ip, int port) {
+        String p = name.toUpperCase(java.util.Locale.ROOT).replace('-', '_');
+        String url = "tcp://" + (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + port; // Go's net.JoinHostPort
+        return Map.of(
+                p + "_SERVICE_HOST", ip,
+                p + "_SERVICE_PORT", Integer.toString(port),
+                p + "_SERVICE_PORT_METRICS", Integer.toString(port),
+                p + "_PORT", url,
+                p + "_PORT_" + port + "_TCP", url,
+                p + "_PORT_" + port + "_TCP_PROTO", "tcp",
+                p + "_PORT_" + port + "_TCP_PORT", Integer.toString(port),
+                p + "_PORT_" + port + "_TCP_ADDR", ip);
+    }
+
+    @Test
+    @Timeout(120)
+    void theKubeletsServiceLinkVariablesForTheMetricsServicesDoNotStopTheBroker() throws Exception {
+        writeConfig();
+        Map<String, String> env = new HashMap<>();
+        env.putAll(serviceLinks("continuum-event-broker-metrics", "10.96.12.7", 9464));
+        env.putAll(serviceLinks("continuum-event-broker-metrics-a", "10.96.12.8", 9464));
+        env.putAll(serviceLinks("continuum-event-broker", "fd00:96::12", 9464)); // a Service named as the app
+        env.putAll(serviceLinks("kubernetes", "10.96.0.1", 443));
+        checksAndStarts(env);
+    }
+
+    @Test
+    void aMistypedFieldVariableIsStillRefused() throws Exception {
+        writeConfig();
+        Map<String, String> env = new HashMap<>(serviceLinks("continuum-event-broker-metrics", "10.96.12.7", 9464));
+        env.put("CONTINUUM_EVENT_BROKER_DRAIN_DEADLIN", "5s");
+        env.put("CONTINUUM_EVENT_BROKER_METRICS_PORT", "9464"); // the kubelet writes tcp://addr:port here
+        assertEquals(1, cli(env).run("--config", config.toString()));
+        assertTrue(log().contains("environment variable CONTINUUM_EVENT_BROKER_DRAIN_DEADLIN: (environment): names no"
+                                  + " configuration field"), log());
+        assertTrue(log().contains("environment variable CONTINUUM_EVENT_BROKER_METRICS_PORT: (environment): names no"
+                                  + " configuration field"), log());
+        assertTrue(!log().contains("SERVICE_HOST"), log());
+    }
+}
