@@ -12,7 +12,6 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -31,7 +30,6 @@ import io.helidon.metrics.api.MetricsConfig;
 import io.helidon.metrics.api.Tag;
 import io.helidon.metrics.api.Timer;
 import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmHeapPressureMetrics;
@@ -236,7 +234,8 @@ public final class BrokerMetrics implements AutoCloseable {
      * why Micrometer's {@code JvmGcMetrics} is not bound: it registers a pause timer per kind of collection
      * on the JMX notification thread when that kind first happens, and a collection during the server's
      * start or stop deadlocked the two threads. Collections are counted from the collectors' own totals
-     * instead ({@code jvm_gc_collection_seconds}, registered up front per collector).
+     * instead ({@code jvm_gc_collections_total} and {@code jvm_gc_collection_seconds_total}, registered up
+     * front per collector).
      */
     private void bindJvmAndProcess() {
         io.micrometer.core.instrument.MeterRegistry micrometer =
@@ -248,12 +247,18 @@ public final class BrokerMetrics implements AutoCloseable {
             b.bindTo(micrometer);
         }
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-            // A bounded label: the JVM's collectors (two or three for G1).
-            FunctionTimer.builder("jvm.gc.collection", gc, GarbageCollectorMXBean::getCollectionCount,
-                                  GarbageCollectorMXBean::getCollectionTime, TimeUnit.MILLISECONDS)
+            // A bounded label: the JVM's collectors (two or three for G1). Two counters, not a FunctionTimer:
+            // Helidon's registry has no wrapper for a FunctionTimer and keeps a null for it, which breaks
+            // its close (NPE when the next server replaces the global registry).
+            FunctionCounter.builder("jvm.gc.collections", gc, GarbageCollectorMXBean::getCollectionCount)
                     .tag("gc", gc.getName())
-                    .description("Collections by this collector and the time they took (its own totals; for a "
-                                 + "concurrent collector this includes concurrent phases, not only pauses)")
+                    .description("Collections by this collector (its own total)")
+                    .register(micrometer);
+            FunctionCounter.builder("jvm.gc.collection", gc, g -> g.getCollectionTime() / 1e3)
+                    .tag("gc", gc.getName())
+                    .baseUnit("seconds")
+                    .description("Time this collector spent collecting (its own total; for a concurrent collector "
+                                 + "this includes concurrent phases, not only pauses)")
                     .register(micrometer);
         }
         // Not Micrometer's ProcessorMetrics: its process_cpu_time_ns_total and system_cpu_count fail promtool's

@@ -209,8 +209,8 @@ class BrokerMetricsTest {
         Set<String> names = PrometheusText.samples(t).stream().map(PrometheusText.Sample::name)
                 .collect(Collectors.toSet());
         for (String name : List.of("jvm_memory_used_bytes", "jvm_memory_max_bytes", "jvm_memory_committed_bytes",
-                                   "jvm_memory_usage_after_gc", "jvm_gc_overhead", "jvm_gc_collection_seconds_count",
-                                   "jvm_gc_collection_seconds_sum", "jvm_threads_live_threads",
+                                   "jvm_memory_usage_after_gc", "jvm_gc_overhead", "jvm_gc_collections_total",
+                                   "jvm_gc_collection_seconds_total", "jvm_threads_live_threads",
                                    "jvm_threads_states_threads", "jvm_classes_loaded_classes",
                                    "process_files_open_files", "process_files_max_files", "process_cpu_seconds_total",
                                    "process_cpu_usage", "process_uptime_seconds", "process_start_time_seconds")) {
@@ -257,6 +257,17 @@ class BrokerMetricsTest {
             }
         }
         assertEquals(List.of(), added, "meters registered by a garbage collection");
+    }
+
+    /**
+     * Helidon keeps its own view of every meter in the Micrometer registry and copies it when the registry
+     * is closed (a later server replacing the global registry: in the demo's tests, the in-process broker
+     * and then an in-process router). A meter type it has no wrapper for (a FunctionTimer) was kept as a
+     * null there, and that close threw NullPointerException in MMeterRegistry.close.
+     */
+    @Test
+    void helidonSeesEveryMeterTheBrokerRegistered() {
+        assertTrue(metrics.registry().meters().stream().allMatch(java.util.Objects::nonNull), "a null meter");
     }
 
     @Test
