@@ -200,6 +200,14 @@ public final class UpstreamDialer {
                     DialAttempt.closeQuietly(socket);
                     throw new InterruptedException("cancelled");
                 }
+                if (connectedToItself(socket, remote)) {
+                    // Nothing listened and the kernel gave the socket the target's own port as its source
+                    // port: a simultaneous open with itself, which reaches no publisher (Go's net package
+                    // guards against the same). A refused connect, as far as the router is concerned.
+                    DialAttempt.closeQuietly(socket);
+                    lastFailure = "connected to itself (nothing listens on the port)";
+                    continue;
+                }
                 return new Outcome.Connected(socket, remote);
             } catch (IOException e) {
                 attempt.untrack();
@@ -216,6 +224,10 @@ public final class UpstreamDialer {
             }
         }
         return new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, lastFailure);
+    }
+
+    private static boolean connectedToItself(Socket socket, InetSocketAddress remote) {
+        return socket.getLocalPort() == remote.getPort() && remote.getAddress().equals(socket.getLocalAddress());
     }
 
     private static String describe(IOException e) {

@@ -204,6 +204,38 @@ class DialDeadlinesTest {
         }
     }
 
+    /**
+     * A TCP connect to a loopback port nothing listens on can connect the socket to itself when the kernel
+     * gives it that very port as its source port (a simultaneous open with itself): seen once in CI, where
+     * a subscribe to a publisher that was down was answered stream_opened. The connector here makes it
+     * certain by binding the socket to the target's port first. Such a socket reaches no publisher: the
+     * dial fails as a refused connect would, and the socket is closed.
+     */
+    @Test
+    void aConnectThatReachesItselfIsAFailedDialNotAPublisher() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        List<Socket> dialed = new CopyOnWriteArrayList<>();
+        Connector selfConnecting = (socket, remote, timeoutMillis) -> {
+            dialed.add(socket);
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(remote.getAddress(), remote.getPort()));
+            socket.connect(remote, timeoutMillis);
+        };
+        TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
+                Duration.ofSeconds(5), Fixtures.dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, selfConnecting));
+
+        Outcome outcome = check.start(target("127.0.0.1", port)).await(WAIT);
+
+        Outcome.Refused refused = assertInstanceOf(Outcome.Refused.class, outcome);
+        assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused.code());
+        assertEquals("connected to itself (nothing listens on the port)", refused.reason());
+        assertEquals(1, dialed.size());
+        assertTrue(dialed.getFirst().isClosed(), "the self-connected socket is closed");
+    }
+
     /** The first connect waits at a gate (a connect in progress); later ones go through. */
     private static final class GateConnector implements Connector {
         final CountDownLatch firstEntered = new CountDownLatch(1);
