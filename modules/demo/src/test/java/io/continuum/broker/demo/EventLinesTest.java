@@ -134,18 +134,7 @@ class EventLinesTest {
                 "drain_deadline: 5s",
                 "log_format: " + logFormat,
                 ""));
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add("io.continuum.broker.app.Main");
-        cmd.add("--config");
-        cmd.add(dir.resolve("config.yaml").toString());
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("broker.log").toFile());
-        pb.environment().put("KUBECONFIG", kube.kubeconfig().toString());
-        pb.environment().keySet().removeIf(k -> k.startsWith("CONTINUUM_EVENT_BROKER_"));
-        child = pb.start();
+        child = BrokerProcess.start(dir, kube.kubeconfig());
 
         RouterSession session = router.awaitSession(WAIT);
         // A subscribe that opens, and one the broker refuses (not advertised).

@@ -11,7 +11,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -87,18 +86,7 @@ class SignalDrainTest {
     }
 
     private RouterSession startBrokerWithOneOpenStream() throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add("io.continuum.broker.app.Main");
-        cmd.add("--config");
-        cmd.add(dir.resolve("config.yaml").toString());
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("broker.log").toFile());
-        pb.environment().put("KUBECONFIG", kube.kubeconfig().toString());
-        pb.environment().keySet().removeIf(k -> k.startsWith("CONTINUUM_EVENT_BROKER_"));
-        child = pb.start();
+        child = BrokerProcess.start(dir, kube.kubeconfig());
         RouterSession session = router.awaitSession(WAIT);
         session.subscribe(1, "dynamo", "127.0.0.1", publisher.getLocalPort());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));

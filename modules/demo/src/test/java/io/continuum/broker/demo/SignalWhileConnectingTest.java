@@ -9,8 +9,6 @@ import java.net.SocketException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.testing.kube.FakeKubeApi;
@@ -68,18 +66,7 @@ class SignalWhileConnectingTest {
                     // far beyond the test's wait: only abandoning the attempt exits in time
                     "bus_connect_timeout: 5m",
                     ""));
-            List<String> cmd = new ArrayList<>();
-            cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            cmd.add("-cp");
-            cmd.add(System.getProperty("java.class.path"));
-            cmd.add("io.continuum.broker.app.Main");
-            cmd.add("--config");
-            cmd.add(dir.resolve("config.yaml").toString());
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(dir.resolve("broker.log").toFile());
-            pb.environment().put("KUBECONFIG", kube.kubeconfig().toString());
-            pb.environment().keySet().removeIf(k -> k.startsWith("CONTINUUM_EVENT_BROKER_"));
-            child = pb.start();
+            child = BrokerProcess.start(dir, kube.kubeconfig());
             silent.setSoTimeout((int) WAIT.toMillis());
             try (Socket attempt = silent.accept()) {
                 attempt.setSoTimeout((int) WAIT.toMillis());
