@@ -24,4 +24,5 @@ module io.continuum.broker.testing {
     exports io.continuum.broker.testing.leaks;
     exports io.continuum.broker.testing.secrets;
     exports io.continuum.broker.testing.logs;
+    exports io.continuum.broker.testing.net;
 }

@@ -19,6 +19,7 @@ import io.continuum.broker.relay.target.Connector;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.router.TcpFaultProxy;
 import io.continuum.broker.testing.pki.ServerIdentity;
@@ -170,29 +171,20 @@ public final class BrokerHarness implements AutoCloseable {
 
     /** A TCP listener standing in for a ZMQ publisher; the test reads and writes raw bytes. */
     public static final class Publisher implements AutoCloseable {
-        private final ServerSocket server;
         private final LinkedBlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
         /** Every connection ever accepted, also those handed to the test: all closed with the publisher. */
         private final List<Socket> all = new CopyOnWriteArrayList<>();
-        private final Thread acceptor;
+        private final AcceptLoop loop;
 
         public Publisher(ServerSocket server) {
-            this.server = server;
-            this.acceptor = Thread.ofVirtual().start(() -> {
-                try {
-                    while (true) {
-                        Socket s = server.accept();
-                        all.add(s);
-                        accepted.add(s);
-                    }
-                } catch (IOException ignored) {
-                    // closed
-                }
+            this.loop = AcceptLoop.start("publisher-accept", server, s -> {
+                all.add(s);
+                accepted.add(s);
             });
         }
 
         public int port() {
-            return server.getLocalPort();
+            return loop.port();
         }
 
         public Socket awaitConnection() {
@@ -212,10 +204,10 @@ public final class BrokerHarness implements AutoCloseable {
             return accepted.size();
         }
 
+        /** Closes the listener (returning once its port refuses connections) and every accepted connection. */
         @Override
         public void close() throws IOException {
-            server.close();
-            acceptor.interrupt();
+            loop.close();
             for (Socket s : all) {
                 s.close();
             }

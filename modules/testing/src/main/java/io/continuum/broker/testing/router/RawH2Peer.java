@@ -19,6 +19,7 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
+import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.ServerIdentity;
 
 /**
@@ -57,8 +58,7 @@ public final class RawH2Peer implements AutoCloseable {
     private final Map<Integer, Long> settings;
     private final String[] tlsProtocols;
     private final BlockingQueue<Connection> connections = new LinkedBlockingQueue<>();
-    private final Thread acceptor;
-    private volatile boolean closed;
+    private final AcceptLoop acceptor;
 
     private RawH2Peer(ServerIdentity identity, Map<Integer, Long> settings, String[] tlsProtocols) throws IOException {
         this.settings = settings;
@@ -68,7 +68,16 @@ public final class RawH2Peer implements AutoCloseable {
         SSLParameters parameters = listener.getSSLParameters();
         parameters.setApplicationProtocols(new String[] {"h2"});
         listener.setSSLParameters(parameters);
-        this.acceptor = Thread.ofVirtual().name("raw-h2-accept").start(this::acceptLoop);
+        this.acceptor = AcceptLoop.start("raw-h2-accept", listener, socket ->
+                Thread.ofVirtual().name("raw-h2-conn").start(() -> {
+                    try {
+                        Connection c = new Connection((SSLSocket) socket);
+                        connections.add(c);
+                        c.readLoop();
+                    } catch (IOException e) {
+                        // connection ended
+                    }
+                }));
     }
 
     /**
@@ -110,36 +119,10 @@ public final class RawH2Peer implements AutoCloseable {
         return c;
     }
 
+    /** Stops accepting; returns once the port refuses connections. Open connections stay until closed. */
     @Override
     public void close() {
-        closed = true;
-        try {
-            listener.close();
-        } catch (IOException ignored) {
-            // closing
-        }
-        acceptor.interrupt();
-    }
-
-    private void acceptLoop() {
-        while (!closed) {
-            try {
-                SSLSocket socket = (SSLSocket) listener.accept();
-                Thread.ofVirtual().name("raw-h2-conn").start(() -> {
-                    try {
-                        Connection c = new Connection(socket);
-                        connections.add(c);
-                        c.readLoop();
-                    } catch (IOException e) {
-                        // connection ended
-                    }
-                });
-            } catch (IOException e) {
-                if (closed) {
-                    return;
-                }
-            }
-        }
+        acceptor.close();
     }
 
     /** One accepted client connection. */

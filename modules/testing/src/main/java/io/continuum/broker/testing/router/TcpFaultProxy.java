@@ -10,16 +10,17 @@ import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.continuum.broker.testing.net.AcceptLoop;
+
 /**
  * A TCP relay in front of a test server that can fail the network the way real networks fail: cut every
  * connection at once (both ends see a reset/EOF), or black-hole them (bytes are swallowed, nothing is closed,
  * like a peer that vanished without a FIN).
  */
 public final class TcpFaultProxy implements AutoCloseable {
-    private final ServerSocket listener;
+    private final AcceptLoop listener;
     private final InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-    private final Thread acceptor;
     private volatile boolean blackholed;
     private volatile long firstAnswerDelayNanos;
     private volatile boolean closed;
@@ -30,13 +31,13 @@ public final class TcpFaultProxy implements AutoCloseable {
      */
     public TcpFaultProxy(InetSocketAddress target) throws IOException {
         this.target = target;
-        this.listener = new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
-        this.acceptor = Thread.ofVirtual().name("fault-proxy-accept").start(this::acceptLoop);
+        this.listener = AcceptLoop.start("fault-proxy-accept",
+                new ServerSocket(0, 200, InetAddress.getLoopbackAddress()), this::relay);
     }
 
     /** @return the port clients connect to */
     public int port() {
-        return listener.getLocalPort();
+        return listener.port();
     }
 
     /** Closes every relayed connection now; new ones are still accepted. */
@@ -67,43 +68,32 @@ public final class TcpFaultProxy implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        close(listener);
+        listener.close();
         cutAll();
-        acceptor.interrupt();
     }
 
-    private void acceptLoop() {
-        while (!closed) {
-            try {
-                Socket client = listener.accept();
-                Socket server = new Socket();
-                try {
-                    server.setTcpNoDelay(true);
-                    client.setTcpNoDelay(true);
-                    server.connect(target, 5_000);
-                } catch (IOException e) {
-                    // the target is gone (closed before the proxy): hang up on the client too, leak neither
-                    close(client);
-                    close(server);
-                    throw e;
-                }
-                sockets.add(client);
-                sockets.add(server);
-                if (closed) {
-                    // close() ran while this connection was being set up: its cutAll() did not see it
-                    close(client);
-                    close(server);
-                    return;
-                }
-                long delay = firstAnswerDelayNanos;
-                Thread.ofVirtual().name("fault-proxy-up").start(() -> pump(client, server, 0));
-                Thread.ofVirtual().name("fault-proxy-down").start(() -> pump(server, client, delay));
-            } catch (IOException e) {
-                if (closed) {
-                    return;
-                }
-            }
+    private void relay(Socket client) throws IOException {
+        Socket server = new Socket();
+        try {
+            server.setTcpNoDelay(true);
+            client.setTcpNoDelay(true);
+            server.connect(target, 5_000);
+        } catch (IOException e) {
+            // the target is gone (closed before the proxy): hang up on the client too, leak neither
+            close(server);
+            throw e;
         }
+        sockets.add(client);
+        sockets.add(server);
+        if (closed) {
+            // close() ran while this connection was being set up: its cutAll() did not see it
+            close(client);
+            close(server);
+            return;
+        }
+        long delay = firstAnswerDelayNanos;
+        Thread.ofVirtual().name("fault-proxy-up").start(() -> pump(client, server, 0));
+        Thread.ofVirtual().name("fault-proxy-down").start(() -> pump(server, client, delay));
     }
 
     private void pump(Socket from, Socket to, long firstDelayNanos) {
