@@ -3,7 +3,7 @@ package io.continuum.broker.demo;
 import java.util.List;
 import java.util.Optional;
 
-import io.continuum.broker.relay.target.AddressFilter;
+import io.continuum.broker.relay.dial.AddressFilter;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 

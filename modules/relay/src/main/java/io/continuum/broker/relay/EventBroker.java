@@ -11,14 +11,14 @@ import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.relay.session.SessionLoop;
 import io.continuum.broker.relay.session.StreamRegistry;
 import io.continuum.broker.relay.session.TargetDialer;
-import io.continuum.broker.relay.target.AddressFilter;
-import io.continuum.broker.relay.target.Connector;
-import io.continuum.broker.relay.target.Outcome;
-import io.continuum.broker.relay.target.RefusalLog;
-import io.continuum.broker.relay.target.SocketSettings;
-import io.continuum.broker.relay.target.TargetCheck;
-import io.continuum.broker.relay.target.TargetResolver;
-import io.continuum.broker.relay.target.UpstreamDialer;
+import io.continuum.broker.relay.dial.AddressFilter;
+import io.continuum.broker.relay.dial.Connector;
+import io.continuum.broker.relay.dial.Outcome;
+import io.continuum.broker.relay.dial.RefusalLog;
+import io.continuum.broker.relay.dial.SocketSettings;
+import io.continuum.broker.relay.dial.TargetCheck;
+import io.continuum.broker.relay.dial.TargetResolver;
+import io.continuum.broker.relay.dial.UpstreamDialer;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
 
@@ -45,7 +45,7 @@ public final class EventBroker implements AutoCloseable {
         this.registry = new StreamRegistry((id, code, reason) -> refusalLog.refused(id, code, reason));
         AddressFilter filter = AddressFilter.of(config.allowedCidrs());
         RelayConfig.Timeouts t = config.timeouts();
-        TargetResolver resolver = new TargetResolver(io.continuum.broker.relay.target.NameResolver.system(),
+        TargetResolver resolver = new TargetResolver(io.continuum.broker.relay.dial.NameResolver.system(),
                 t.dnsResolution());
         // One dialer (and its bound on concurrent dials) for the broker: at most one session runs at a time.
         UpstreamDialer dialer = new UpstreamDialer(filter, config.upstreamConnectTimeout(), t.upstreamConnectTotal(),

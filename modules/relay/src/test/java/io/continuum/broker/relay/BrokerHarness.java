@@ -15,7 +15,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 
-import io.continuum.broker.relay.target.Connector;
+import io.continuum.broker.relay.dial.Connector;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.leaks.LeakCheck;

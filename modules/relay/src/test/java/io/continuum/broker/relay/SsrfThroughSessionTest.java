@@ -7,7 +7,7 @@ import java.util.stream.Stream;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
-import io.continuum.broker.relay.target.AcceptRecorder;
+import io.continuum.broker.relay.dial.AcceptRecorder;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.AfterAll;

@@ -54,12 +54,12 @@ class ArchitectureTest {
     static final ArchRule theTransportIsTheRelaysBottom = noClasses()
             .that().resideInAPackage("io.continuum.broker.relay.transport..")
             .should().dependOnClassesThat().resideInAnyPackage(
-                    "io.continuum.broker.relay", "io.continuum.broker.relay.session..", "io.continuum.broker.relay.target..")
+                    "io.continuum.broker.relay", "io.continuum.broker.relay.session..", "io.continuum.broker.relay.dial..")
             .because("the transport carries HTTP/2 streams and knows neither sessions nor targets");
 
     @ArchTest
     static final ArchRule dialChecksNeverCallBackIntoTheSession = noClasses()
-            .that().resideInAPackage("io.continuum.broker.relay.target..")
+            .that().resideInAPackage("io.continuum.broker.relay.dial..")
             .should().dependOnClassesThat().resideInAnyPackage(
                     "io.continuum.broker.relay.session..", "io.continuum.broker.relay.transport..")
             .because("a dial check answers one question and returns; it holds no session and no stream");

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import io.continuum.broker.relay.target.AddressFilter;
+import io.continuum.broker.relay.dial.AddressFilter;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -19,7 +19,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * {@code AddressFilter.check} (package {@code relay.target}, not exported: runs on the class path) with a
+ * {@code AddressFilter.check} (package {@code relay.dial}, not exported: runs on the class path) with a
  * typical allow-list (pod CIDRs) and with the maximum of 256 CIDRs, on allowed and refused addresses.
  */
 @State(Scope.Thread)

@@ -5,7 +5,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.continuum.broker.relay.target.Connector;
+import io.continuum.broker.relay.dial.Connector;
 
 /**
  * The broker's publisher connect step, unchanged ({@link Connector#SYSTEM}), with a count of the

@@ -290,7 +290,7 @@ class FaultsTest {
     private static int brokerThreads() {
         return (int) Census.threads().values().stream()
                 .filter(t -> t.stack().stream().anyMatch(f -> f.contains("io.continuum.broker.relay.session")
-                        || f.contains("io.continuum.broker.relay.target")
+                        || f.contains("io.continuum.broker.relay.dial")
                         || f.contains("io.continuum.broker.relay.transport")
                         || f.contains("io.helidon.webclient")))
                 .count();

@@ -18,7 +18,7 @@ import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.MutableView;
-import io.continuum.broker.relay.target.FullBacklogListener;
+import io.continuum.broker.relay.dial.FullBacklogListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;

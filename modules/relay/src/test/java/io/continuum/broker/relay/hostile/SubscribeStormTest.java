@@ -9,7 +9,7 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
-import io.continuum.broker.relay.target.FullBacklogListener;
+import io.continuum.broker.relay.dial.FullBacklogListener;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import org.junit.jupiter.api.Test;

@@ -1,0 +1,93 @@
+package io.continuum.broker.relay.dial;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A listener on the wildcard address (dual-stack, so it receives connections to 127.0.0.0/8, ::1,
+ * 0.0.0.0 and ::) that records every accepted connection. Refused targets are given this
+ * listener's port, so a dial that should not have happened but reached this host would land here.
+ * <p>
+ * {@link #acceptedBeforeSentinel()} proves the absence of connections without sleeping: it
+ * connects a sentinel and takes accepted connections until the sentinel arrives. The kernel's
+ * accept queue is FIFO, so every connection established before the sentinel is accepted before it.
+ */
+public final class AcceptRecorder implements AutoCloseable {
+    private final ServerSocket server;
+    private final BlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
+    private final List<Socket> all = new CopyOnWriteArrayList<>();
+    private final Thread acceptor;
+
+    /**
+     * Listens on the wildcard address, any free port.
+     *
+     * @throws IOException when it cannot listen
+     */
+    public AcceptRecorder() throws IOException {
+        server = new ServerSocket();
+        server.bind(new InetSocketAddress((InetAddress) null, 0), 64);
+        acceptor = Thread.ofVirtual().name("accept-recorder").start(() -> {
+            try {
+                while (true) {
+                    Socket s = server.accept();
+                    all.add(s);
+                    accepted.add(s);
+                }
+            } catch (IOException closed) {
+                // server closed
+            }
+        });
+    }
+
+    /** @return the listening port */
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    /**
+     * Connects a sentinel and returns the connections accepted before it (and consumed by this
+     * call).
+     */
+    public List<Socket> acceptedBeforeSentinel() throws IOException, InterruptedException {
+        List<Socket> before = new ArrayList<>();
+        try (Socket sentinel = new Socket()) {
+            sentinel.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port()), 10_000);
+            int sentinelPort = sentinel.getLocalPort();
+            while (true) {
+                Socket s = accepted.poll(30, TimeUnit.SECONDS);
+                if (s == null) {
+                    throw new AssertionError("sentinel connection never accepted");
+                }
+                if (s.getPort() == sentinelPort) {
+                    // the sentinel's own accepted end is closed now, so a leak check after the test sees nothing
+                    all.remove(s);
+                    s.close();
+                    return before;
+                }
+                before.add(s);
+            }
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        server.close();
+        try {
+            acceptor.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Socket s : all) {
+            s.close();
+        }
+    }
+}
