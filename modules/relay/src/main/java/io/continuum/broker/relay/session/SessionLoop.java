@@ -144,7 +144,7 @@ public final class SessionLoop {
             // Never the exception text of a credential reader: it is ours and names only the source.
             String detail = "cannot read the CA bundle or credential: " + e.getClass().getSimpleName();
             LOG.error("session_attempt_failed").field("reason", "connect_failed").field("detail", detail)
-                    .field("message", BusSession.clip(e.getMessage())).log();
+                    .field("message", SessionLife.clip(e.getMessage())).log();
             metrics.sessionAttempt(AttemptResult.FAILED);
             metrics.sessionEnded(EndReason.CONNECT_FAILED);
             return new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO, null, null, detail);

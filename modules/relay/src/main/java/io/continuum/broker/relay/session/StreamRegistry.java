@@ -12,8 +12,9 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.BrokerStatus;
 
 /**
- * What the broker knows about its current session and streams, for {@code /statusz}, the
- * {@code open_streams} gauge and the rate-limited refusal log. Thread-safe.
+ * What the broker knows about its current session and streams, across sessions, for {@code /statusz}, the
+ * {@code open_streams} gauge and the rate-limited refusal log. Thread-safe. Fed only from the session side: a
+ * session's welcome and teardown, and its stream table ({@code SessionStreams}); a data stream never reaches it.
  */
 public final class StreamRegistry {
     private static final int RECENT = 16;

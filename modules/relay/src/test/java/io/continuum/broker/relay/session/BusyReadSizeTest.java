@@ -15,15 +15,15 @@ class BusyReadSizeTest {
     @ParameterizedTest
     @ValueSource(ints = {16_384, 20_000, 65_536, 65_600, 262_144, 1_048_576})
     void aReadNeverTakesMoreThanAQuarterOfTheStreamBudget(int budget) {
-        int read = DataStream.busyReadBytes(budget);
+        int read = StreamPumps.busyReadBytes(budget);
         assertTrue(read + ChunkQueue.CHUNK_OVERHEAD_BYTES <= budget / 4 + ChunkQueue.CHUNK_OVERHEAD_BYTES,
                 "read " + read + " for budget " + budget);
-        assertTrue(read >= DataStream.IDLE_READ_BYTES, "never below the idle read size");
+        assertTrue(read >= StreamPumps.IDLE_READ_BYTES, "never below the idle read size");
     }
 
     @ParameterizedTest
     @ValueSource(ints = {262_400, 1_048_576})
     void largeBudgetsKeepThe64KiBRead(int budget) {
-        assertEquals(DataStream.READ_CHUNK_BYTES, DataStream.busyReadBytes(budget));
+        assertEquals(StreamPumps.READ_CHUNK_BYTES, StreamPumps.busyReadBytes(budget));
     }
 }

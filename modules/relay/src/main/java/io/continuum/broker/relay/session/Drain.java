@@ -1,0 +1,178 @@
+package io.continuum.broker.relay.session;
+
+import java.time.Duration;
+
+import io.continuum.broker.event.EventLog;
+import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.session.BusSession.State;
+
+/**
+ * The end of a welcomed session that lets its streams finish (bus-protocol-v1.md section 4 items 5-7): the
+ * router's {@code drain} or a local shutdown. New subscribes are refused ({@code DRAINING}), open streams run until
+ * they close or the deadline passes, then the request body ends and the router gets {@link #LINGER} to close its
+ * side.
+ * <pre>
+ *   NONE --router drain--> ROUTER_DRAIN --shutdown--> SHUTDOWN
+ *   NONE --shutdown--> SHUTDOWN
+ * </pre>
+ * A shutdown always wins: it brings the deadline forward if earlier, and the end counts as {@code shutdown}. One
+ * finisher thread per session ends it, with the reason the drain has at that moment.
+ */
+final class Drain {
+    private static final EventLog LOG = EventLog.of(BusSession.class);
+
+    /** After END_STREAM on the session, how long the router gets to read what came before and close its side. */
+    static final Duration LINGER = Duration.ofSeconds(2);
+
+    enum Phase { NONE, ROUTER_DRAIN, SHUTDOWN }
+
+    private final SessionLife life;
+    private final SessionWriter writer;
+    private final SessionStreams streams;
+    private final Duration defaultDeadline;
+    /** Written under the life's lock, together with {@link #untilNanos} and the session's DRAINING state. */
+    private volatile Phase phase = Phase.NONE;
+    /** When the drain under way ends at the latest: the earlier of the router's and the shutdown's deadline. */
+    private volatile long untilNanos;
+    private volatile Frame.Drain routerDrain;
+
+    Drain(RelayConfig config, SessionLife life, SessionWriter writer, SessionStreams streams) {
+        this.defaultDeadline = config.drainDeadline();
+        this.life = life;
+        this.writer = writer;
+        this.streams = streams;
+    }
+
+    /** The router's {@code drain}: its {@code deadline_ms}, or the configured {@code drain_deadline}. */
+    void byRouter(Frame.Drain d) {
+        Duration deadline = d.deadlineMs().isPresent() ? Duration.ofMillis(d.deadlineMs().getAsLong())
+                : defaultDeadline;
+        long until = System.nanoTime() + SessionLife.saturatedNanos(deadline);
+        boolean started;
+        life.lock().lock();
+        try {
+            started = life.advance(State.WELCOMED, State.DRAINING);
+            if (!started && life.state() != State.DRAINING) {
+                return;
+            }
+            routerDrain = d;
+            if (started) {
+                phase = Phase.ROUTER_DRAIN;
+                untilNanos = until;
+            } else if (until - untilNanos < 0) {
+                // A drain (or shutdown) is already under way: the earlier deadline holds, the reason stays.
+                untilNanos = until;
+            }
+            life.signal();
+        } finally {
+            life.lock().unlock();
+        }
+        LOG.info("drain").field("reason", SessionLife.clip(d.reason())).field("deadline_ms", deadline.toMillis())
+                .field("open_streams", streams.size()).log();
+        if (started) {
+            Thread.ofVirtual().name("session-drain").start(this::finish);
+        }
+    }
+
+    /**
+     * Local shutdown (SIGTERM/SIGINT, section 4 item 6) of a welcomed session: sends {@code draining} (unless the
+     * request body has already ended) and drains; a router drain under way becomes a shutdown.
+     *
+     * @return false when there is no welcomed session to drain: the caller abandons the attempt
+     */
+    boolean byShutdown(Duration deadline) {
+        long until = System.nanoTime() + SessionLife.saturatedNanos(deadline);
+        boolean startFinisher;
+        life.lock().lock();
+        try {
+            if (life.ended() || phase == Phase.SHUTDOWN) {
+                return true;
+            }
+            State st = life.state();
+            if (st == State.WELCOMED && life.advance(State.WELCOMED, State.DRAINING)) {
+                startFinisher = true;
+                untilNanos = until;
+            } else if (st == State.DRAINING) {
+                startFinisher = false;
+                if (until - untilNanos < 0) {
+                    untilNanos = until;
+                }
+            } else {
+                return false;
+            }
+            phase = Phase.SHUTDOWN;
+            life.signal();
+        } finally {
+            life.lock().unlock();
+        }
+        LOG.info("shutdown_drain").field("deadline_ms", deadline.toMillis()).field("open_streams", streams.size())
+                .log();
+        writer.sendBeforeEnd(new Frame.Draining(deadline.toMillis()));
+        if (startFinisher) {
+            Thread.ofVirtual().name("session-shutdown").start(this::finish);
+        }
+        return true;
+    }
+
+    /**
+     * The router ended its side (closed the connection or the session stream). After the drain's END_STREAM that
+     * completes the drain, whichever of the connection's listener and the session's reader notices first.
+     *
+     * @return false when the request body has not ended: the router's close is then the session's end
+     */
+    boolean completeIfRequestEnded() {
+        if (!writer.requestEnded()) {
+            return false;
+        }
+        endDrained();
+        return true;
+    }
+
+    /** The router's {@code drain}, once one came. */
+    Frame.Drain routerDrain() {
+        return routerDrain;
+    }
+
+    /**
+     * The one drain finisher of a session: waits until all streams closed and their answers are written, or the
+     * deadline passes (re-read on every change, since a shutdown may bring it forward), ends the request body,
+     * gives the router {@link #LINGER} to close its side, then ends the session with the drain's reason as it is
+     * at that moment.
+     */
+    private void finish() {
+        life.lock().lock();
+        try {
+            while (!life.ended() && !streams.settled()) {
+                long left = untilNanos - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                life.awaitChange(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            life.lock().unlock();
+        }
+        if (life.ended()) {
+            return;
+        }
+        // Under the writer's lock, so a shutdown's draining frame goes before END_STREAM or not at all.
+        boolean ended = writer.endRequest(LINGER);
+        // Closing a TCP connection with unread bytes in flight can reset it and lose what the router has not read
+        // yet (the last stream_closed frames, END_STREAM): give the router a moment to read them and end its side,
+        // which ends the session (as drained/shutdown) by itself.
+        if (ended) {
+            life.awaitUntil(life::ended, LINGER);
+        }
+        endDrained();
+    }
+
+    private void endDrained() {
+        EndReason reason = phase == Phase.SHUTDOWN ? EndReason.SHUTDOWN : EndReason.DRAINED;
+        life.end(AttemptResult.WELCOMED, reason, reason == EndReason.SHUTDOWN ? "shutdown" : "drained");
+    }
+}

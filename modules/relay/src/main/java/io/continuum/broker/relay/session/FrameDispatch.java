@@ -1,0 +1,163 @@
+package io.continuum.broker.relay.session;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+
+import io.continuum.broker.event.EventLog;
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameDecoder;
+import io.continuum.broker.protocol.ProtocolException;
+import io.continuum.broker.protocol.SessionLimits;
+import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.session.BusSession.State;
+import io.continuum.broker.relay.transport.BusStream;
+import io.continuum.broker.relay.transport.StreamResetException;
+import io.continuum.broker.relay.transport.TransportException;
+
+/**
+ * The welcomed session's reader (bus-protocol-v1.md sections 4 and 5): reads the session stream, decodes frames and
+ * hands each to its job. A {@code subscribe}'s session-level checks (rows 1-3: draining, duplicate id,
+ * {@code max_streams}) run here, in the reader, so their answers are race-free; the rest of the open runs on the
+ * stream's own thread. How the router ends its side decides the session's end reason.
+ */
+final class FrameDispatch {
+    private static final EventLog LOG = EventLog.of(BusSession.class);
+
+    private final SessionLife life;
+    private final FrameDecoder<Frame.RouterFrame> decoder;
+    private final SessionTimers timers;
+    private final SessionStreams streams;
+    private final Drain drain;
+    private final RelayMetrics metrics;
+    private volatile SessionLimits limits;
+
+    FrameDispatch(SessionLife life, FrameDecoder<Frame.RouterFrame> decoder, SessionTimers timers,
+                  SessionStreams streams, Drain drain, RelayMetrics metrics) {
+        this.life = life;
+        this.decoder = decoder;
+        this.timers = timers;
+        this.streams = streams;
+        this.drain = drain;
+        this.metrics = metrics;
+    }
+
+    void welcomed(SessionLimits negotiated) {
+        limits = negotiated;
+    }
+
+    /** Frames that came behind {@code welcome} in its chunk, then a malformed one if any, then the stream. */
+    void serve(BusStream s, List<Frame.RouterFrame> rest, ProtocolException malformed) {
+        for (Frame f : rest) {
+            if (life.ended()) {
+                return;
+            }
+            dispatch(f);
+        }
+        if (malformed != null) {
+            life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, malformed.getMessage());
+            return;
+        }
+        serve(s);
+    }
+
+    private void serve(BusStream s) {
+        while (!life.ended()) {
+            ByteBuffer chunk;
+            try {
+                chunk = s.read();
+            } catch (TransportException e) {
+                if (!drain.completeIfRequestEnded()) {
+                    endAfterReadFailure(e);
+                }
+                return;
+            }
+            if (chunk == null) {
+                if (!drain.completeIfRequestEnded()) {
+                    life.end(AttemptResult.WELCOMED, EndReason.ROUTER_CLOSED, "router ended the session stream");
+                }
+                return;
+            }
+            int n = chunk.remaining();
+            List<Frame.RouterFrame> frames;
+            try {
+                frames = decoder.decode(chunk);
+            } catch (ProtocolException e) {
+                life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, e.getMessage());
+                return;
+            }
+            s.release(n);
+            for (Frame f : frames) {
+                if (life.ended()) {
+                    return;
+                }
+                dispatch(f);
+            }
+        }
+    }
+
+    /** The bus connection closed (on the thread that noticed): after welcome, that ends the session. */
+    void connectionClosed(TransportException cause) {
+        State st = life.state();
+        if ((st == State.WELCOMED || st == State.DRAINING) && !drain.completeIfRequestEnded()) {
+            life.end(AttemptResult.WELCOMED, EndReason.CONNECTION_LOST,
+                    cause == null ? "connection closed" : cause.getMessage());
+        }
+    }
+
+    private void endAfterReadFailure(TransportException failure) {
+        // A reset session stream is the router closing it (section 4 item 3); anything else is the connection.
+        EndReason reason = failure instanceof StreamResetException ? EndReason.ROUTER_CLOSED
+                : EndReason.CONNECTION_LOST;
+        life.end(AttemptResult.WELCOMED, reason, failure.getMessage());
+    }
+
+    private void dispatch(Frame frame) {
+        timers.frameArrived();
+        switch (frame) {
+            case Frame.Heartbeat h -> {
+                // liveness only
+            }
+            case Frame.Subscribe sub -> subscribe(sub);
+            case Frame.Unsubscribe unsub -> streams.unsubscribe(unsub.streamId());
+            case Frame.Drain d -> drain.byRouter(d);
+            case Frame.ErrorFrame err -> {
+                metrics.routerError(err.code(), err.terminal());
+                if (err.terminal()) {
+                    LOG.warn("router_error").field("terminal", true).field("code", err.code().wire()).log();
+                    life.end(AttemptResult.WELCOMED, EndReason.TERMINAL_ERROR, "terminal error " + err.code().wire());
+                } else {
+                    metrics.ignoredFrame("error");
+                    LOG.warn("router_error").field("terminal", false).field("code", err.code().wire()).log();
+                }
+            }
+            case Frame.Unknown u -> {
+                metrics.ignoredFrame("unknown");
+                LOG.debug("unknown_frame").field("type", u.type()).log();
+            }
+            case Frame.Welcome w -> life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, "second welcome");
+            default -> life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR,
+                    "'" + frame.type() + "' is not a router frame");
+        }
+    }
+
+    /** Section 5 rows 1-3; rows 4-11 run on the stream's own thread. */
+    private void subscribe(Frame.Subscribe sub) {
+        long id = sub.streamId();
+        if (life.state() == State.DRAINING) {
+            streams.refused(id, Code.DRAINING, "broker is draining");
+            return;
+        }
+        if (streams.contains(id)) {
+            streams.refused(id, Code.DUPLICATE_STREAM, "stream id already open or opening");
+            return;
+        }
+        if (streams.size() >= limits.maxStreams()) {
+            streams.refused(id, Code.TOO_MANY_STREAMS, "max_streams " + limits.maxStreams() + " reached");
+            return;
+        }
+        streams.start(id, sub.target());
+    }
+}
