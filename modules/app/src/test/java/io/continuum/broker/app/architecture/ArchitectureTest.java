@@ -14,7 +14,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
  * path where the tests run.
  *
  * <p>The module graph: bus-protocol ← metadata ← relay ← app, with testing beside them. Inside the
- * relay a subscribe goes session → dial checks ({@code target}) → transport, never back.
+ * relay a subscribe goes session → data stream → dial checks ({@code dial}) → transport, never back.
  */
 @AnalyzeClasses(packages = "io.continuum.broker", importOptions = ImportOption.DoNotIncludeTests.class)
 class ArchitectureTest {
@@ -63,4 +63,11 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage(
                     "io.continuum.broker.relay.session..", "io.continuum.broker.relay.transport..")
             .because("a dial check answers one question and returns; it holds no session and no stream");
+
+    @ArchTest
+    static final ArchRule noClassOfAStreamDependsOnTheSessionClass = noClasses()
+            .that().haveNameMatching("io\\.continuum\\.broker\\.relay\\.session\\.(DataStream|StreamContext|StreamPumps)(\\$.*)?")
+            .should().transitivelyDependOnClassesThat().haveFullyQualifiedName("io.continuum.broker.relay.session.BusSession")
+            .because("a data stream asks its session only through StreamContext; reaching the session class would let"
+                    + " it call back up into the handshake, the drain or another stream");
 }
