@@ -28,9 +28,12 @@ final class Teardown {
     }
 
     /**
+     * Ends the session if nothing did yet (as a lost connection), then tears it down.
+     *
      * @param revocation   the view listener of a welcomed session, or null
      * @param wasWelcomed  whether the session was welcomed (its attempt was counted then)
      * @param leaveStatus  takes the session off the status page
+     * @return how the session ended
      */
     SessionLife.End run(AutoCloseable revocation, boolean wasWelcomed, Runnable leaveStatus) {
         if (!life.ended()) {
