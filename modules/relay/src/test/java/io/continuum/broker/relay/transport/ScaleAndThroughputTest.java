@@ -53,14 +53,16 @@ class ScaleAndThroughputTest {
         int size = 4096;
         Duration slotTimeout = Duration.ofSeconds(60);
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
-             // Helidon's server counts a finished stream until its handler thread has cleaned up and answers
-             // an overshoot with a connection-level GOAWAY: it advertises 110, the client caps itself at 100.
-             TestRouter router = TestRouter.builder(TransportFixture.SERVER).maxConcurrentStreams(110)
+             // Helidon's server counts a finished stream until its handler thread has cleaned up, and answers
+             // an overshoot by closing the connection. On a loaded machine the clean-up lags by more than any
+             // small margin (a CI run lost the connection with 110 advertised), so the router advertises more
+             // than the test ever opens and the cap under test is only the client's own 100.
+             TestRouter router = TestRouter.builder(TransportFixture.SERVER).maxConcurrentStreams(2 * streams)
                      .streamHandler(ScaleAndThroughputTest::echo).start();
              BusConnection connection = new HelidonBusConnector(TransportSettings.defaults().withLocalStreamLimit(100))
                      .connect(endpoint(router.busUrl()))) {
             HelidonBusConnection h = (HelidonBusConnection) connection;
-            assertEquals(110, h.peerMaxConcurrentStreams());
+            assertEquals(2 * streams, h.peerMaxConcurrentStreams());
             AtomicLong maxInUse = new AtomicLong();
             AtomicLong longestWaitNanos = new AtomicLong();
             List<Future<Long>> results = new ArrayList<>();
