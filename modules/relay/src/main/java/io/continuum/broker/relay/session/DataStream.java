@@ -22,6 +22,8 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.RelayMetrics;
 import io.continuum.broker.relay.RelayMetrics.Direction;
+import io.continuum.broker.relay.dial.DialResult;
+import io.continuum.broker.relay.dial.DialTarget;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.Header;
 import io.continuum.broker.relay.transport.ResponseHead;
@@ -58,7 +60,7 @@ final class DataStream {
 
     private final BusSession session;
     private final long streamId;
-    private final Target target;
+    private final DialTarget target;
     private final PublisherKey key;
     private final long createdNanos = System.nanoTime();
     /** Set when a write to the publisher failed, before the queue is ended for it. */
@@ -93,16 +95,9 @@ final class DataStream {
     DataStream(BusSession session, long streamId, Target target) {
         this.session = session;
         this.streamId = streamId;
-        this.target = target;
-        PublisherKey k = null;
-        if (target instanceof Target.ZmqTcp t) {
-            try {
-                k = PublisherKey.of(t.namespace(), t.host(), t.port());
-            } catch (IllegalArgumentException e) {
-                k = null;
-            }
-        }
-        this.key = k;
+        // read once, now: a revocation must find the key while the dial is still running
+        this.target = DialTarget.of(target);
+        this.key = this.target instanceof DialTarget.Publisher p ? p.key() : null;
     }
 
     long streamId() {
@@ -140,25 +135,26 @@ final class DataStream {
     }
 
     private void open() {
-        TargetDialer.DialResult result;
+        DialResult result;
         setDialing(true);
         try {
             result = session.dialer().dial(target);
-        } catch (InterruptedException e) {
-            abortOpening(null);
-            return;
         } catch (RuntimeException e) {
             LOG.warn("dial_failed").field("stream_id", streamId).cause(e).log();
-            result = new TargetDialer.DialResult.Refused(Code.INTERNAL_ERROR, "internal error");
+            result = new DialResult.Refused(Code.INTERNAL_ERROR, "internal error");
         } finally {
             setDialing(false);
         }
         switch (result) {
-            case TargetDialer.DialResult.Refused r -> {
+            case DialResult.Cancelled c -> {
+                abortOpening(null);
+                return;
+            }
+            case DialResult.Refused r -> {
                 refuse(r.code(), r.reason());
                 return;
             }
-            case TargetDialer.DialResult.Connected c -> socket = c.socket();
+            case DialResult.Connected c -> socket = c.socket();
         }
         if (state.get() != State.OPENING) {
             closeQuietly(socket);
