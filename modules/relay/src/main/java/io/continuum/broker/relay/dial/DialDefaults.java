@@ -11,7 +11,10 @@ public final class DialDefaults {
     public static final Duration DNS_TIMEOUT = Duration.ofSeconds(5);
     /** R-CFG {@code upstream_connect_timeout}: one connect attempt. */
     public static final Duration CONNECT_ATTEMPT_TIMEOUT = Duration.ofSeconds(5);
-    /** R-OPEN, bus-protocol-v1.md section 5 row 10: all connect attempts of one subscribe, counted from the end of DNS. */
+    /**
+     * R-OPEN, bus-protocol-v1.md section 5 row 10: all connect attempts of one subscribe, counted from the end of
+     * DNS.
+     */
     public static final Duration CONNECT_BUDGET = Duration.ofSeconds(10);
     /** Publisher connects in flight at once; a dial waiting for a permit keeps its deadline. */
     public static final int MAX_CONCURRENT_DIALS = 64;

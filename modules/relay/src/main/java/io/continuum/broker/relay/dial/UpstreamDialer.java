@@ -27,8 +27,8 @@ import io.continuum.broker.protocol.Code;
  *     attempted.</li>
  *     <li>The allowed addresses are tried in resolver order, each attempt bounded by
  *     {@code attemptTimeout} ({@code upstream_connect_timeout}, 5 s) and all together by the
- *     connect budget (10 s) counted from the end of DNS resolution (a stage deadline of its own). Nothing connected in time:
- *     {@code upstream_connect_failed}.</li>
+ *     connect budget (10 s) counted from the end of DNS resolution (a stage deadline of its own).
+ *     Nothing connected in time: {@code upstream_connect_failed}.</li>
  *     <li>The socket connects to exactly the {@link InetAddress} that passed the filter
  *     ({@code new InetSocketAddress(address, port)}), never to a name: there is no second
  *     resolution.</li>

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.continuum.broker.protocol.Code;
@@ -30,7 +31,7 @@ public final class StreamRegistry {
      * @param refusalLog the rate-limited warning log of R-SEC 11, told of every refusal
      */
     public StreamRegistry(RefusalLog refusalLog) {
-        this.refusalLog = java.util.Objects.requireNonNull(refusalLog, "refusalLog");
+        this.refusalLog = Objects.requireNonNull(refusalLog, "refusalLog");
     }
 
     void sessionWelcomed(BusSession session) {

@@ -46,7 +46,8 @@ class DialTargetTest {
         assertEquals(new DialTarget.Unsupported("missing target"), DialTarget.of(null));
         assertEquals(new DialTarget.Unsupported("unsupported target: unknown kind"),
                 DialTarget.of(new Target.Unsupported("x", "unknown kind")));
-        assertEquals(new DialTarget.Unsupported("unsupported target"), DialTarget.of(new Target.Unsupported("x", null)));
+        assertEquals(new DialTarget.Unsupported("unsupported target"),
+                DialTarget.of(new Target.Unsupported("x", null)));
         assertEquals(new DialTarget.Unsupported("announced_source targets are not served by the broker"),
                 DialTarget.of(new Target.AnnouncedSource("s-1")));
     }

@@ -38,7 +38,8 @@ class NoSecondResolutionTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "rebind.publisher.test", port), rebinding,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
-            DialResult outcome = BackgroundDial.start(check, target("rebind.publisher.test", port)).await(Duration.ofSeconds(30));
+            DialResult outcome = BackgroundDial.start(check, target("rebind.publisher.test", port))
+                    .await(Duration.ofSeconds(30));
 
             DialResult.Connected connected = assertInstanceOf(DialResult.Connected.class, outcome);
             try (Socket socket = connected.socket(); Socket accepted = publisher.accept()) {

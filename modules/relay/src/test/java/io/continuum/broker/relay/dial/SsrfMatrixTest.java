@@ -277,7 +277,8 @@ class SsrfMatrixTest {
                 new UpstreamDialer(filter, Duration.ofSeconds(5), Duration.ofSeconds(10), 4,
                         SocketSettings.DEFAULTS, connector));
 
-        DialResult outcome = BackgroundDial.start(check, new Target.ZmqTcp(NS, host, targetPort)).await(Duration.ofSeconds(30));
+        DialResult outcome = BackgroundDial.start(check, new Target.ZmqTcp(NS, host, targetPort))
+                .await(Duration.ofSeconds(30));
 
         List<Socket> accepted = listener.acceptedBeforeSentinel();
         if (code != null) {

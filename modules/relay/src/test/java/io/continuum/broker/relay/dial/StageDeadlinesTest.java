@@ -46,7 +46,8 @@ class StageDeadlinesTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "slow.publisher.test", publisher.getLocalPort()),
                     slowDns, Duration.ofSeconds(5), dialer(Duration.ofSeconds(2), Duration.ofSeconds(2), 4, connector));
 
-            DialResult outcome = BackgroundDial.start(check, target("slow.publisher.test", publisher.getLocalPort())).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("slow.publisher.test", publisher.getLocalPort()))
+                    .await(WAIT);
 
             assertInstanceOf(DialResult.Connected.class, outcome, () -> "refused: " + outcome).socket().close();
             assertEquals(1, connector.attempts.size());
