@@ -17,6 +17,7 @@ import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.RelayConfig;
 import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.net.Cidr;
 
 /**
  * The broker alone in its own JVM, so the harness measures its heap, RSS and CPU honestly. Driven over
@@ -43,7 +44,7 @@ public final class BrokerChild {
                 .clientId("bench-broker")
                 .kubernetesNamespace("bench")
                 .dynamoNamespaces(List.of(LoadHarness.NAMESPACE))
-                .allowedCidrs(List.of("127.0.0.0/8"))
+                .allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200))
                 .busConnectTimeout(Duration.ofSeconds(10))
                 .build();

@@ -12,6 +12,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.RelayConfig;
 import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
@@ -58,7 +59,7 @@ class AdvertisedTargetsEndToEndTest {
                     .apiClient(Config.fromConfig(kube.kubeconfig().toString())).build().start()) {
                 RelayConfig config = RelayConfig.builder().busUrl(router.url()).caBundle(pki::caPem)
                         .credential(() -> credential).clientId("e2e").kubernetesNamespace("ns")
-                        .dynamoNamespaces(List.of("dynamo")).allowedCidrs(List.of("127.0.0.0/8")).build();
+                        .dynamoNamespaces(List.of("dynamo")).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8"))).build();
                 try (EventBroker broker = EventBroker.create(config, view, RelayMetrics.NOOP)) {
                     broker.start();
                     RouterSession session = router.awaitSession(WAIT);

@@ -6,14 +6,12 @@ import java.util.Objects;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
-import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.relay.session.SessionLoop;
 import io.continuum.broker.relay.session.StreamRegistry;
-import io.continuum.broker.relay.session.TargetDialer;
 import io.continuum.broker.relay.dial.AddressFilter;
 import io.continuum.broker.relay.dial.Connector;
-import io.continuum.broker.relay.dial.Outcome;
+import io.continuum.broker.relay.dial.NameResolver;
 import io.continuum.broker.relay.dial.RefusalLog;
 import io.continuum.broker.relay.dial.SocketSettings;
 import io.continuum.broker.relay.dial.TargetCheck;
@@ -41,35 +39,17 @@ public final class EventBroker implements AutoCloseable {
     private EventBroker(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,
                        RandomGenerator random, Connector upstreamConnector) {
         this.config = config;
-        RefusalLog refusalLog = new RefusalLog();
-        this.registry = new StreamRegistry((id, code, reason) -> refusalLog.refused(id, code, reason));
-        AddressFilter filter = AddressFilter.of(config.allowedCidrs());
+        this.registry = new StreamRegistry(new RefusalLog());
+        AddressFilter filter = new AddressFilter(config.allowedCidrs());
         RelayConfig.Timeouts t = config.timeouts();
-        TargetResolver resolver = new TargetResolver(io.continuum.broker.relay.dial.NameResolver.system(),
-                t.dnsResolution());
+        TargetResolver resolver = new TargetResolver(NameResolver.system(), t.dnsResolution());
         // One dialer (and its bound on concurrent dials) for the broker: at most one session runs at a time.
         UpstreamDialer dialer = new UpstreamDialer(filter, config.upstreamConnectTimeout(), t.upstreamConnectTotal(),
                 t.maxConcurrentDials(), SocketSettings.DEFAULTS, upstreamConnector);
-        TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer);
-        TargetDialer targetDialer = target -> {
-            long started = System.nanoTime();
-            Outcome outcome = check.checkAndConnect(target);
-            return switch (outcome) {
-                case Outcome.Connected c -> {
-                    metrics.publisherDialed(true, Duration.ofNanos(System.nanoTime() - started));
-                    yield new TargetDialer.DialResult.Connected(c.socket());
-                }
-                case Outcome.Refused r -> {
-                    if (r.code() == Code.UPSTREAM_CONNECT_FAILED) {
-                        metrics.publisherDialed(false, Duration.ofNanos(System.nanoTime() - started));
-                    }
-                    yield new TargetDialer.DialResult.Refused(r.code(), r.reason());
-                }
-                case Outcome.Cancelled c -> throw new InterruptedException("subscribe aborted");
-            };
-        };
-        this.loop = new SessionLoop(config, view, connector, targetDialer, metrics, registry, random, System::nanoTime,
-                RelayInfo.agent());
+        TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer,
+                metrics::publisherDialed);
+        this.loop = new SessionLoop(config, view, connector, check::checkAndConnect, metrics, registry, random,
+                System::nanoTime, RelayInfo.agent());
     }
 
     /**

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 
+import io.continuum.broker.relay.net.Cidr;
+
 /**
  * Everything the relay needs to run, already validated by the app's configuration loader
  * (R-CFG). Deadlines default to the spec values (R-OPEN, bus-protocol-v1.md); tests shrink them.
@@ -32,7 +34,7 @@ public record RelayConfig(URI busUrl,
                           String clientId,
                           String kubernetesNamespace,
                           List<String> dynamoNamespaces,
-                          List<String> allowedCidrs,
+                          List<Cidr> allowedCidrs,
                           Duration backoffInitial,
                           Duration backoffMax,
                           Duration drainDeadline,
@@ -103,7 +105,7 @@ public record RelayConfig(URI busUrl,
         private String clientId;
         private String kubernetesNamespace;
         private List<String> dynamoNamespaces = List.of();
-        private List<String> allowedCidrs = List.of();
+        private List<Cidr> allowedCidrs = List.of();
         private Duration backoffInitial = Duration.ofSeconds(1);
         private Duration backoffMax = Duration.ofSeconds(60);
         private Duration drainDeadline = Duration.ofSeconds(25);
@@ -157,7 +159,7 @@ public record RelayConfig(URI busUrl,
         }
 
         /** @param v allowed CIDRs @return this */
-        public Builder allowedCidrs(List<String> v) {
+        public Builder allowedCidrs(List<Cidr> v) {
             allowedCidrs = v;
             return this;
         }

@@ -16,6 +16,7 @@ import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.relay.dial.Connector;
+import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.leaks.LeakCheck;
@@ -100,7 +101,7 @@ public final class BrokerHarness implements AutoCloseable {
                 .clientId("broker-a")
                 .kubernetesNamespace("gpu-serving")
                 .dynamoNamespaces(List.of(NAMESPACE, "dynamo-canary"))
-                .allowedCidrs(List.of("127.0.0.0/8"))
+                .allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200))
                 .busConnectTimeout(Duration.ofSeconds(10));
         RelayConfig built = config.apply(b).build();

@@ -19,6 +19,7 @@ import java.util.random.RandomGenerator;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawH2Peer;
@@ -43,7 +44,7 @@ class RouterEndsDataStreamTest {
             view.advertise(NAMESPACE, "127.0.0.1", publisher.getLocalPort());
             RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
                     .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
+                    .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
                     .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
             TrackingConnector connector = new TrackingConnector();
             try (EventBroker broker = EventBroker.create(config, view, metrics, connector,

@@ -8,6 +8,7 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.relay.dial.AcceptRecorder;
+import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.AfterAll;
@@ -68,7 +69,7 @@ class SsrfThroughSessionTest {
     @MethodSource("rows")
     void refusedOnTheWireCountedAndNeverDialed(String name, String allowed, String namespace, String host,
                                                 Code code) throws Exception {
-        List<String> cidrs = allowed.isEmpty() ? List.of() : List.of(allowed.split(" "));
+        List<Cidr> cidrs = allowed.isEmpty() ? List.of() : Stream.of(allowed.split(" ")).map(Cidr::parse).toList();
         try (BrokerHarness h = new BrokerHarness(c -> c.allowedCidrs(cidrs), r -> r)) {
             advertise(h, namespace, host, listener.port());
             RouterSession session = started(h);
@@ -82,7 +83,7 @@ class SsrfThroughSessionTest {
     @ParameterizedTest(name = "port {0} is unsupported_target")
     @MethodSource("badPorts")
     void portsOutsideOneTo65535AreRefusedOnTheWire(long port) throws Exception {
-        try (BrokerHarness h = new BrokerHarness(c -> c.allowedCidrs(List.of("127.0.0.0/8")), r -> r)) {
+        try (BrokerHarness h = new BrokerHarness(c -> c.allowedCidrs(List.of(Cidr.parse("127.0.0.0/8"))), r -> r)) {
             RouterSession session = started(h);
             // raw JSON: the port is out of range for the protocol's own target type
             session.sendRaw(FrameCodec.encodeJson("{\"type\":\"subscribe\",\"stream_id\":7,\"target\":{\"kind\":"

@@ -27,6 +27,7 @@ import java.util.random.RandomGenerator;
 import io.continuum.broker.event.Fields;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.AfterEach;
@@ -337,7 +338,7 @@ class StreamAnswerOrderTest {
     private void startBroker(RawH2Peer peer) {
         RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
                 .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
-                .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
+                .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
         broker = EventBroker.create(config, view, metrics, tap, RandomGenerator.getDefault());
         LeakCheck.expect("broker HTTP/2 stream slots in use", tap.tracking()::streamsInUse, 0);

@@ -10,6 +10,7 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
+import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
@@ -141,7 +142,7 @@ class SubscribeChecksTest {
 
     @Test
     void row9AnAddressOutsideAllowedCidrsIsNotAllowed() {
-        h = new BrokerHarness(c -> c.allowedCidrs(List.of("10.244.0.0/16")), r -> r);
+        h = new BrokerHarness(c -> c.allowedCidrs(List.of(Cidr.parse("10.244.0.0/16"))), r -> r);
         BrokerHarness.Publisher publisher = h.publisher();
         RouterSession session = started();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.continuum.broker.relay.net.Cidr;
+
 /**
  * The validated, immutable broker configuration (R-CFG); every default already applied. Built only
  * by {@link ConfigLoader} from the declarations in {@link Fields}. Holds where the credential lives, never the credential.

@@ -10,6 +10,8 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import io.continuum.broker.relay.net.Cidr;
+
 import static io.continuum.broker.app.config.ConfigText.quote;
 import static io.continuum.broker.app.config.ConfigText.visibleAscii;
 
@@ -80,9 +82,10 @@ public final class Fields {
     public static final Field<List<Cidr>> ALLOWED_CIDRS = Field.defaulted("allowed_cidrs", "list of CIDRs",
             List.of(), "0..256 entries",
             "IPv4/IPv6 dial allow-list. Normalised: host bits cleared (`10.1.2.3/8` → `10.0.0.0/8`), a bare"
-                    + " address is a `/32` or `/128`, IPv6 in RFC 5952 form, duplicates dropped. Non-canonical"
-                    + " IPv4 (`010.0.0.0`), zone ids and bracketed IPv6 are errors. An empty overlay variable is an"
-                    + " error; `[]` is the empty list.",
+                    + " address is a `/32` or `/128`, an IPv4-mapped IPv6 entry is the IPv4 entry it denotes"
+                    + " (`::ffff:10.0.0.0/104` → `10.0.0.0/8`), IPv6 in RFC 5952 form, duplicates dropped."
+                    + " Non-canonical IPv4 (`010.0.0.0`), host names, zone ids and bracketed IPv6 are errors. An"
+                    + " empty overlay variable is an error; `[]` is the empty list.",
             new Parser.ListOf<>(0, 256, Fields::cidr), list(Cidr::toString));
     /** {@code metrics_listen}. */
     public static final Field<ListenAddress> METRICS_LISTEN = Field.defaulted("metrics_listen", "host:port",
@@ -233,8 +236,11 @@ public final class Fields {
     }
 
     private static Parser.Result<Cidr> cidr(String text) {
-        return Cidr.parse(text).map(Parser.Result::ok).orElseGet(() -> Parser.Result.problem(
-                "entry " + quote(text) + " is not an IPv4 or IPv6 CIDR (canonical address, optional /prefix)"));
+        try {
+            return Parser.Result.ok(Cidr.parse(text));
+        } catch (Cidr.InvalidCidrException e) {
+            return Parser.Result.problem("entry " + quote(text) + " is not an IPv4 or IPv6 CIDR: " + e.reason());
+        }
     }
 
     private static Parser.Result<ListenAddress> listen(String text) {

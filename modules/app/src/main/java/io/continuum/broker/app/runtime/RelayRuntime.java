@@ -15,7 +15,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import io.continuum.broker.app.config.BrokerConfig;
-import io.continuum.broker.app.config.Cidr;
 import io.continuum.broker.app.observe.BrokerMetrics;
 import io.continuum.broker.app.observe.BrokerStatus;
 import io.continuum.broker.app.observe.CaBundleExpiry;
@@ -97,7 +96,7 @@ public final class RelayRuntime implements BrokerRuntime {
                 .clientId(config.clientId())
                 .kubernetesNamespace(config.kubernetesNamespace())
                 .dynamoNamespaces(config.dynamoNamespaces())
-                .allowedCidrs(config.allowedCidrs().stream().map(Cidr::toString).toList())
+                .allowedCidrs(config.allowedCidrs())
                 .reconnectBackoff(config.reconnectBackoff().initial(), config.reconnectBackoff().max())
                 .drainDeadline(config.drainDeadline())
                 .busConnectTimeout(config.busConnectTimeout())

@@ -11,10 +11,13 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
+import io.continuum.broker.relay.net.Cidr;
+
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -311,17 +314,24 @@ class ConfigLoaderTest {
         @Test
         void allowedCidrsAreValidatedAndNormalised() throws Exception {
             BrokerConfig c = load(MINIMAL + "allowed_cidrs: [10.1.2.3/8, 192.168.1.7, \"FD00:0:0:0::1/16\","
-                                          + " \"::ffff:10.0.0.0/104\"]\n");
-            assertEquals(List.of("10.0.0.0/8", "192.168.1.7/32", "fd00::/16", "::ffff:a00:0/104"),
+                                          + " \"::ffff:10.0.0.0/104\", \"::ffff:192.0.2.0/120\"]\n");
+            // the IPv4-mapped entries are the IPv4 entries they denote; the first of them equals 10.1.2.3/8
+            assertEquals(List.of("10.0.0.0/8", "192.168.1.7/32", "fd00::/16", "192.0.2.0/24"),
                          c.allowedCidrs().stream().map(Cidr::toString).toList());
         }
 
         @ParameterizedTest
-        @ValueSource(strings = {"10.0.0.0/33", "010.0.0.0/8", "10.0.0/8", "host.example/32", "fd00::/129",
-                "10.0.0.0/08", "fe80::1%eth0/64"})
-        void invalidCidrsAreRejected(String cidr) throws IOException {
-            assertEquals(List.of(at(4, "allowed_cidrs") + "entry \"" + cidr + "\" is not an IPv4 or IPv6 CIDR"
-                                         + " (canonical address, optional /prefix)"),
+        @CsvSource(delimiter = '|', value = {
+                "10.0.0.0/33 | IPv4 prefix length above 32",
+                "010.0.0.0/8 | not a canonical IPv4 literal",
+                "10.0.0/8 | not a canonical IPv4 literal",
+                "host.example/32 | not an IP address (host names are not allowed)",
+                "fd00::/129 | IPv6 prefix length above 128",
+                "10.0.0.0/08 | prefix length must be a decimal number without leading zeros",
+                "fe80::1%eth0/64 | IPv6 literal with zone id or brackets"})
+        void invalidCidrsAreRejected(String cidr, String reason) throws IOException {
+            assertEquals(List.of(at(4, "allowed_cidrs") + "entry \"" + cidr + "\" is not an IPv4 or IPv6 CIDR: "
+                                         + reason),
                          problems(MINIMAL + "allowed_cidrs: [\"" + cidr + "\"]\n"));
         }
 
@@ -596,8 +606,8 @@ class ConfigLoaderTest {
                     at(5, "dynamo_namespaces") + "entries must be 1..253 visible ASCII characters (0x21-0x7E),"
                             + " got \"bad ns\"",
                     at(6, "watch_namespaces") + "must be a Kubernetes namespace name (RFC 1123 label), got \"Not_OK\"",
-                    at(9, "allowed_cidrs") + "entry \"10.0.0.0/33\" is not an IPv4 or IPv6 CIDR (canonical address,"
-                            + " optional /prefix)",
+                    at(9, "allowed_cidrs") + "entry \"10.0.0.0/33\" is not an IPv4 or IPv6 CIDR: IPv4 prefix length"
+                            + " above 32",
                     at(11, "reconnect_backoff.initial") + "must be at most 1h, got \"2h\"",
                     at(12, "log_level") + "must be error, warn, info or debug, got \"loud\""), p);
         }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.relay.dial.AddressFilter;
+import io.continuum.broker.relay.net.Cidr;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -38,17 +39,21 @@ public class AddressFilterBench {
 
     @Setup
     public void setUp() throws UnknownHostException {
-        typical = AddressFilter.of(List.of("10.244.0.0/16", "10.96.0.0/12", "fd00:10:244::/56"));
+        typical = filter(List.of("10.244.0.0/16", "10.96.0.0/12", "fd00:10:244::/56"));
         List<String> many = new ArrayList<>();
         for (int i = 0; i < AddressFilter.MAX_ALLOWED_CIDRS - 1; i++) {
             many.add("10." + i + ".0.0/16");
         }
         many.add("fd00:10:244::/56");
-        max = AddressFilter.of(many);
+        max = filter(many);
         allowedV4 = InetAddress.getByName("10.244.17.201");
         refusedV4 = InetAddress.getByName("192.168.1.20");
         metadataV4 = InetAddress.getByName("169.254.169.254");
         allowedV6 = InetAddress.getByName("fd00:10:244::17");
+    }
+
+    private static AddressFilter filter(List<String> cidrs) {
+        return new AddressFilter(cidrs.stream().map(Cidr::parse).toList());
     }
 
     @Benchmark

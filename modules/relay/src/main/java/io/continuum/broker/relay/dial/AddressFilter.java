@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 
 import io.continuum.broker.relay.dial.AddressVerdict.Rejected;
+import io.continuum.broker.relay.net.Cidr;
 
 /**
  * The address filter (R-SEC 6-9a): decides, for one resolved address, whether the broker may dial
@@ -88,7 +89,7 @@ public final class AddressFilter {
     /**
      * Builds the filter.
      *
-     * @param allowedCidrs the {@code allowed_cidrs} entries (parsed with {@link Cidr#parse}); empty
+     * @param allowedCidrs the {@code allowed_cidrs} entries; empty
      *                     means "no allow-list", only the special ranges apply
      * @throws IllegalArgumentException with more than {@link #MAX_ALLOWED_CIDRS} entries
      */
@@ -122,17 +123,6 @@ public final class AddressFilter {
     }
 
     /**
-     * Parses the configured entries and builds the filter.
-     *
-     * @param allowedCidrs entries as configured
-     * @return filter
-     * @throws IllegalArgumentException when an entry is invalid (see {@link Cidr#parse})
-     */
-    public static AddressFilter of(List<String> allowedCidrs) {
-        return new AddressFilter(allowedCidrs.stream().map(Cidr::parse).toList());
-    }
-
-    /**
      * The entries this filter was built with.
      *
      * @return normalised entries
@@ -153,7 +143,7 @@ public final class AddressFilter {
             return checkIpv4(((b[0] & 0xFF) << 24) | ((b[1] & 0xFF) << 16) | ((b[2] & 0xFF) << 8) | (b[3] & 0xFF));
         }
         if (address instanceof Inet6Address) {
-            return checkIpv6(Cidr.longAt(b, 0), Cidr.longAt(b, 8));
+            return checkIpv6(longAt(b, 0), longAt(b, 8));
         }
         throw new IllegalArgumentException("unknown address family");
     }
@@ -225,6 +215,14 @@ public final class AddressFilter {
             return (hi >>> 16) & 0xFFFF_FFFFL; // 6to4 2002:aabb:ccdd::/48
         }
         return -1;
+    }
+
+    private static long longAt(byte[] b, int offset) {
+        long v = 0;
+        for (int i = 0; i < 8; i++) {
+            v = (v << 8) | (b[offset + i] & 0xFFL);
+        }
+        return v;
     }
 
     private Rejected specialIpv4(int address) {

@@ -22,8 +22,6 @@ import io.continuum.broker.protocol.Code;
  * logged; in particular no credential ever reaches this class. Thread-safe: share one per process.
  */
 public final class RefusalLog {
-    /** R-SEC 11: window length. */
-    public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(60);
     /** Logger name used by the default constructor. */
     public static final String LOGGER_NAME = "io.continuum.broker.relay.refusals";
     /** Longest reason logged (R-SEC 11 keeps refusal lines short). */
@@ -42,10 +40,11 @@ public final class RefusalLog {
     }
 
     /**
-     * The production log: {@link #LOGGER_NAME}, {@link System#nanoTime()}, 60 s windows.
+     * The production log: {@link #LOGGER_NAME}, {@link System#nanoTime()}, the spec's window
+     * ({@link DialDefaults#REFUSAL_LOG_WINDOW}).
      */
     public RefusalLog() {
-        this(EventLog.named(LOGGER_NAME), System::nanoTime, DEFAULT_WINDOW);
+        this(EventLog.named(LOGGER_NAME), System::nanoTime, DialDefaults.REFUSAL_LOG_WINDOW);
     }
 
     /**
@@ -95,16 +94,5 @@ public final class RefusalLog {
         }
         event.log();
         return true;
-    }
-
-    /**
-     * Records one refusal produced by {@link TargetCheck}.
-     *
-     * @param streamId stream id of the refused subscribe
-     * @param refusal  the refusal
-     * @return true when a line was logged
-     */
-    public boolean refused(long streamId, Outcome.Refused refusal) {
-        return refused(streamId, refusal.code(), refusal.reason());
     }
 }

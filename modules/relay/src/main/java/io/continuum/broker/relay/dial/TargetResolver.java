@@ -22,7 +22,7 @@ import io.continuum.broker.relay.dial.Resolution.Resolved;
  * of its own while the caller waits at most until the deadline. A lookup that outlives its
  * deadline or its caller is interrupted and abandoned; its answer is never used.
  * <p>
- * Lookups in flight are bounded ({@link #DEFAULT_MAX_CONCURRENT_LOOKUPS}): the JDK's resolver blocks in
+ * Lookups in flight are bounded ({@link DialDefaults#MAX_CONCURRENT_LOOKUPS}): the JDK's resolver blocks in
  * native code that an interrupt does not stop, so an abandoned lookup holds its thread (and, for a
  * virtual thread, a carrier) until the resolver itself gives up. A lookup keeps its permit until it
  * really returns, so hundreds of subscribes to advertised names on a hung resolver hold at most that
@@ -32,21 +32,16 @@ import io.continuum.broker.relay.dial.Resolution.Resolved;
  * Thread-safe and stateless: share one per process.
  */
 public final class TargetResolver {
-    /** R-OPEN: DNS resolution deadline. */
-    public static final Duration DEFAULT_DNS_TIMEOUT = Duration.ofSeconds(5);
-    /** Lookups that may be in flight at once, abandoned ones included. */
-    public static final int DEFAULT_MAX_CONCURRENT_LOOKUPS = 32;
-
     private final NameResolver nameResolver;
     private final Duration dnsTimeout;
     private final int maxConcurrentLookups;
     private final Semaphore lookups;
 
     /**
-     * A resolver with the JDK's name resolution and the 5 s deadline.
+     * A resolver with the JDK's name resolution and the spec's deadline ({@link DialDefaults}).
      */
     public TargetResolver() {
-        this(NameResolver.system(), DEFAULT_DNS_TIMEOUT);
+        this(NameResolver.system(), DialDefaults.DNS_TIMEOUT);
     }
 
     /**
@@ -56,7 +51,7 @@ public final class TargetResolver {
      * @param dnsTimeout   how long one resolution may take, counted from the subscribe
      */
     public TargetResolver(NameResolver nameResolver, Duration dnsTimeout) {
-        this(nameResolver, dnsTimeout, DEFAULT_MAX_CONCURRENT_LOOKUPS);
+        this(nameResolver, dnsTimeout, DialDefaults.MAX_CONCURRENT_LOOKUPS);
     }
 
     /**

@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
+import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.protocol.Code;
 
 /**
@@ -26,24 +27,18 @@ import io.continuum.broker.protocol.Code;
  *     attempted.</li>
  *     <li>The allowed addresses are tried in resolver order, each attempt bounded by
  *     {@code attemptTimeout} ({@code upstream_connect_timeout}, 5 s) and all together by the
- *     connect budget (10 s) counted from the end of DNS resolution (a stage deadline of its own). Nothing connected in time:
- *     {@code upstream_connect_failed}.</li>
+ *     connect budget (10 s) counted from the end of DNS resolution (a stage deadline of its own).
+ *     Nothing connected in time: {@code upstream_connect_failed}.</li>
  *     <li>The socket connects to exactly the {@link InetAddress} that passed the filter
  *     ({@code new InetSocketAddress(address, port)}), never to a name: there is no second
  *     resolution.</li>
  *     <li>At most {@code maxConcurrentDials} connects run at once; a dial waiting for a permit
  *     keeps its deadline (waiting counts against the budget).</li>
  * </ul>
- * Holds the per-session dial permits: create one per session.
+ * Cancelled by interrupting the dialing thread, which must be virtual: the interrupt ends a permit wait at once and
+ * closes a connecting socket. Holds the dial permits: one per broker (at most one session runs at a time).
  */
 public final class UpstreamDialer {
-    /** R-CFG {@code upstream_connect_timeout} default: one connect attempt. */
-    public static final Duration DEFAULT_ATTEMPT_TIMEOUT = Duration.ofSeconds(5);
-    /** R-OPEN / bus-protocol-v1.md section 5 row 10: all connect attempts of one subscribe. */
-    public static final Duration DEFAULT_CONNECT_BUDGET = Duration.ofSeconds(10);
-    /** Default bound on concurrent connects per session. */
-    public static final int DEFAULT_MAX_CONCURRENT_DIALS = 64;
-
     private final AddressFilter filter;
     private final Duration attemptTimeout;
     private final Duration connectBudget;
@@ -53,24 +48,13 @@ public final class UpstreamDialer {
     private final Connector connector;
 
     /**
-     * A dialer with the spec's defaults.
+     * A dialer with the spec's defaults ({@link DialDefaults}).
      *
      * @param filter address filter
      */
     public UpstreamDialer(AddressFilter filter) {
-        this(filter, DEFAULT_ATTEMPT_TIMEOUT, DEFAULT_CONNECT_BUDGET, DEFAULT_MAX_CONCURRENT_DIALS,
-                SocketSettings.DEFAULTS, Connector.SYSTEM);
-    }
-
-    /**
-     * A dialer with the configured attempt timeout and otherwise defaults.
-     *
-     * @param filter         address filter
-     * @param attemptTimeout {@code upstream_connect_timeout}
-     */
-    public UpstreamDialer(AddressFilter filter, Duration attemptTimeout) {
-        this(filter, attemptTimeout, DEFAULT_CONNECT_BUDGET, DEFAULT_MAX_CONCURRENT_DIALS,
-                SocketSettings.DEFAULTS, Connector.SYSTEM);
+        this(filter, DialDefaults.CONNECT_ATTEMPT_TIMEOUT, DialDefaults.CONNECT_BUDGET,
+                DialDefaults.MAX_CONCURRENT_DIALS, SocketSettings.DEFAULTS, Connector.SYSTEM);
     }
 
     /**
@@ -135,19 +119,17 @@ public final class UpstreamDialer {
     }
 
     /**
-     * Filters and dials on the calling thread (blocking; call it on a virtual thread).
+     * Filters and dials on the calling thread.
      *
-     * @param addresses     resolved addresses, in resolver order
-     * @param port          port 1..65535
-     * @param startedNanos  {@link System#nanoTime()} when the connect stage began (DNS done); the budget counts
-     *                      from here
-     * @param attempt       handle whose cancel closes the socket in progress
-     * @return {@link Outcome.Connected}, or {@link Outcome.Refused} with {@code target_not_allowed}
-     *         or {@code upstream_connect_failed}
-     * @throws InterruptedException when cancelled while waiting for a permit or connecting
+     * @param key          the publisher being dialed; its port is dialed
+     * @param addresses    resolved addresses, in resolver order
+     * @param startedNanos {@link System#nanoTime()} when the connect stage began (DNS done); the budget counts
+     *                     from here
+     * @return {@link DialResult.Connected}, {@link DialResult.Refused} with {@code target_not_allowed} or
+     *         {@code upstream_connect_failed}, or {@link DialResult.Cancelled} when interrupted while connecting
+     * @throws InterruptedException when interrupted while waiting for a permit
      */
-    Outcome dial(List<InetAddress> addresses, int port, long startedNanos, DialAttempt attempt)
-            throws InterruptedException {
+    DialResult dial(PublisherKey key, List<InetAddress> addresses, long startedNanos) throws InterruptedException {
         List<InetAddress> allowed = new ArrayList<>(addresses.size());
         LinkedHashSet<String> rejections = new LinkedHashSet<>();
         for (InetAddress address : addresses) {
@@ -159,24 +141,26 @@ public final class UpstreamDialer {
             }
         }
         if (allowed.isEmpty()) {
-            return new Outcome.Refused(Code.TARGET_NOT_ALLOWED, String.join(", ", rejections));
+            return new DialResult.Refused(Code.TARGET_NOT_ALLOWED, String.join(", ", rejections));
         }
         long deadline = startedNanos + connectBudget.toNanos();
         long wait = deadline - System.nanoTime();
         if (wait <= 0 || !permits.tryAcquire(wait, TimeUnit.NANOSECONDS)) {
-            return new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, "no dial slot within the connect budget");
+            return new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "no dial slot within the connect budget");
         }
         try {
-            return connectFirst(allowed, port, deadline, attempt);
+            return connectFirst(key, allowed, deadline);
         } finally {
             permits.release();
         }
     }
 
-    private Outcome connectFirst(List<InetAddress> allowed, int port, long deadline, DialAttempt attempt)
-            throws InterruptedException {
+    private DialResult connectFirst(PublisherKey key, List<InetAddress> allowed, long deadline) {
         String lastFailure = "connect budget exhausted";
         for (InetAddress address : allowed) {
+            if (Thread.currentThread().isInterrupted()) {
+                return DialResult.Cancelled.INSTANCE;
+            }
             long remaining = deadline - System.nanoTime();
             // Less than a millisecond left is no budget: Socket.connect counts whole milliseconds.
             if (remaining < TimeUnit.MILLISECONDS.toNanos(1)) {
@@ -187,43 +171,48 @@ public final class UpstreamDialer {
             // Rounded up, so an attempt that uses its whole timeout also uses the whole budget.
             long ceilMillis = (timeoutNanos + 999_999L) / 1_000_000L;
             int timeoutMillis = (int) Math.max(1L, Math.min(Integer.MAX_VALUE, ceilMillis));
-            InetSocketAddress remote = new InetSocketAddress(address, port);
+            InetSocketAddress remote = new InetSocketAddress(address, key.port());
             Socket socket = new Socket();
             try {
-                if (!attempt.track(socket)) {
-                    throw new InterruptedException("cancelled");
-                }
                 socketSettings.applyTo(socket);
                 connector.connect(socket, remote, timeoutMillis);
-                attempt.untrack();
-                if (attempt.isCancelled() || Thread.currentThread().isInterrupted()) {
-                    DialAttempt.closeQuietly(socket);
-                    throw new InterruptedException("cancelled");
+                if (Thread.currentThread().isInterrupted()) {
+                    // cancelled the instant the handshake completed: the caller no longer wants the socket
+                    closeQuietly(socket);
+                    return DialResult.Cancelled.INSTANCE;
                 }
                 if (connectedToItself(socket, remote)) {
                     // Nothing listened and the kernel gave the socket the target's own port as its source
                     // port: a simultaneous open with itself, which reaches no publisher (Go's net package
                     // guards against the same). A refused connect, as far as the router is concerned.
-                    DialAttempt.closeQuietly(socket);
+                    closeQuietly(socket);
                     lastFailure = "connected to itself (nothing listens on the port)";
                     continue;
                 }
-                return new Outcome.Connected(socket, remote);
+                return new DialResult.Connected(key, socket, remote);
             } catch (IOException e) {
-                attempt.untrack();
-                DialAttempt.closeQuietly(socket);
-                if (attempt.isCancelled() || Thread.currentThread().isInterrupted()
+                closeQuietly(socket);
+                // An interrupt closes a virtual thread's connecting socket: the connect fails with a
+                // SocketException, the interrupt stays set.
+                if (Thread.currentThread().isInterrupted()
                         || e instanceof InterruptedIOException && !(e instanceof SocketTimeoutException)) {
-                    throw new InterruptedException("cancelled");
+                    return DialResult.Cancelled.INSTANCE;
                 }
                 lastFailure = describe(e);
             } catch (RuntimeException | Error e) {
-                attempt.untrack();
-                DialAttempt.closeQuietly(socket);
+                closeQuietly(socket);
                 throw e;
             }
         }
-        return new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, lastFailure);
+        return new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, lastFailure);
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing for cleanup; nothing to report
+        }
     }
 
     private static boolean connectedToItself(Socket socket, InetSocketAddress remote) {

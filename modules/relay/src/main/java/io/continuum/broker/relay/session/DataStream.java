@@ -12,6 +12,8 @@ import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
+import io.continuum.broker.relay.dial.DialResult;
+import io.continuum.broker.relay.dial.DialTarget;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.SlotTimeoutException;
 import io.continuum.broker.relay.transport.TransportException;
@@ -40,7 +42,7 @@ final class DataStream {
 
     private final StreamContext context;
     private final long streamId;
-    private final Target target;
+    private final DialTarget target;
     private final PublisherKey key;
     private final long createdNanos = System.nanoTime();
     private final AtomicReference<State> state = new AtomicReference<>(State.OPENING);
@@ -70,16 +72,9 @@ final class DataStream {
     DataStream(StreamContext context, long streamId, Target target) {
         this.context = context;
         this.streamId = streamId;
-        this.target = target;
-        PublisherKey k = null;
-        if (target instanceof Target.ZmqTcp t) {
-            try {
-                k = PublisherKey.of(t.namespace(), t.host(), t.port());
-            } catch (IllegalArgumentException e) {
-                k = null;
-            }
-        }
-        this.key = k;
+        // read once, now: a revocation must find the key while the dial is still running
+        this.target = DialTarget.of(target);
+        this.key = this.target instanceof DialTarget.Publisher p ? p.key() : null;
     }
 
     long streamId() {
@@ -178,25 +173,26 @@ final class DataStream {
      * @return the connected publisher socket, or null when refused (answered) or aborted meanwhile
      */
     private Socket dial() {
-        TargetDialer.DialResult result;
+        DialResult result;
         setDialing(true);
         try {
             result = context.dialer().dial(target);
-        } catch (InterruptedException e) {
-            abortOpening(null);
-            return null;
         } catch (RuntimeException e) {
             LOG.warn("dial_failed").field("stream_id", streamId).cause(e).log();
-            result = new TargetDialer.DialResult.Refused(Code.INTERNAL_ERROR, "internal error");
+            result = new DialResult.Refused(Code.INTERNAL_ERROR, "internal error");
         } finally {
             setDialing(false);
         }
         return switch (result) {
-            case TargetDialer.DialResult.Refused r -> {
+            case DialResult.Cancelled c -> {
+                abortOpening(null);
+                yield null;
+            }
+            case DialResult.Refused r -> {
                 refuse(r.code(), r.reason());
                 yield null;
             }
-            case TargetDialer.DialResult.Connected c -> c.socket();
+            case DialResult.Connected c -> c.socket();
         };
     }
 

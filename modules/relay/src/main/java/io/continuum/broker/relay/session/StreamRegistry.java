@@ -6,10 +6,12 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.BrokerStatus;
+import io.continuum.broker.relay.dial.RefusalLog;
 
 /**
  * What the broker knows about its current session and streams, across sessions, for {@code /statusz}, the
@@ -21,31 +23,16 @@ public final class StreamRegistry {
 
     private final Map<Long, DataStream> open = new ConcurrentHashMap<>();
     private final ArrayDeque<BrokerStatus.Refusal> refusals = new ArrayDeque<>();
-    private final RefusalReporter reporter;
+    private final RefusalLog refusalLog;
     private volatile BusSession current;
-
-    /**
-     * Receives every refusal (the rate-limited warning log of R-SEC 11).
-     */
-    @FunctionalInterface
-    public interface RefusalReporter {
-        /**
-         * A subscribe was refused.
-         *
-         * @param streamId stream id
-         * @param code     code
-         * @param reason   short reason
-         */
-        void refused(long streamId, Code code, String reason);
-    }
 
     /**
      * Creates a registry.
      *
-     * @param reporter where refusals are reported (the rate-limited log)
+     * @param refusalLog the rate-limited warning log of R-SEC 11, told of every refusal
      */
-    public StreamRegistry(RefusalReporter reporter) {
-        this.reporter = reporter;
+    public StreamRegistry(RefusalLog refusalLog) {
+        this.refusalLog = Objects.requireNonNull(refusalLog, "refusalLog");
     }
 
     void sessionWelcomed(BusSession session) {
@@ -67,7 +54,7 @@ public final class StreamRegistry {
     }
 
     void refused(long streamId, Code code, String reason) {
-        reporter.refused(streamId, code, reason);
+        refusalLog.refused(streamId, code, reason);
         synchronized (refusals) {
             if (refusals.size() == RECENT) {
                 refusals.removeFirst();

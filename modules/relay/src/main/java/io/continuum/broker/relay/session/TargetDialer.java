@@ -1,52 +1,20 @@
 package io.continuum.broker.relay.session;
 
-import java.net.Socket;
-import java.util.Objects;
-
-import io.continuum.broker.protocol.Code;
-import io.continuum.broker.protocol.Target;
+import io.continuum.broker.relay.dial.DialResult;
+import io.continuum.broker.relay.dial.DialTarget;
 
 /**
- * Runs the target checks of bus-protocol-v1.md section 5 rows 4-10 for one {@code subscribe}
- * and, when every check passes, returns a socket connected to the publisher. Cancelled by
- * interrupting the calling thread: a dial in progress is abandoned and its socket closed.
+ * What a stream's opener asks to have its target checked and dialed (bus-protocol-v1.md section 5 rows 4-10):
+ * {@code TargetCheck::checkAndConnect} in the broker, a stand-in in tests that need no real dial. Blocking, on the
+ * opener's virtual thread; interrupting it cancels the dial, and the answer is then {@link DialResult.Cancelled}.
  */
 @FunctionalInterface
 public interface TargetDialer {
     /**
      * Checks and dials.
      *
-     * @param target the subscribe's target
-     * @return connected socket or refusal
-     * @throws InterruptedException when the subscribe was aborted meanwhile
+     * @param target the subscribe's target, read once when the subscribe arrived
+     * @return connected, refused or cancelled
      */
-    DialResult dial(Target target) throws InterruptedException;
-
-    /** Result of {@link #dial}. */
-    sealed interface DialResult {
-        /**
-         * Every check passed and the socket is connected.
-         *
-         * @param socket connected publisher socket (owned by the caller from now on)
-         */
-        record Connected(Socket socket) implements DialResult {
-            /** Validates. */
-            public Connected {
-                Objects.requireNonNull(socket, "socket");
-            }
-        }
-
-        /**
-         * A check failed; nothing is connected.
-         *
-         * @param code   refusal code
-         * @param reason short, log-safe reason
-         */
-        record Refused(Code code, String reason) implements DialResult {
-            /** Validates. */
-            public Refused {
-                Objects.requireNonNull(code, "code");
-            }
-        }
-    }
+    DialResult dial(DialTarget target);
 }

@@ -21,7 +21,7 @@ class AddressFilterTest {
 
     private static AddressVerdict check(String allowed, String address) {
         List<String> entries = allowed.isBlank() ? List.of() : Arrays.asList(allowed.split(" "));
-        return AddressFilter.of(entries).check(InetAddress.ofLiteral(address));
+        return Fixtures.filter(entries).check(InetAddress.ofLiteral(address));
     }
 
     private static String reasonOf(AddressVerdict v) {
@@ -140,7 +140,7 @@ class AddressFilterTest {
         assertEquals("link-local", reasonOf(AddressFilter.specialRangesOnly().check(asIpv6)));
         mapped[12] = 10;
         InetAddress ten = Inet6Address.getByAddress(null, mapped, -1);
-        assertSame(AddressVerdict.ALLOWED, AddressFilter.of(List.of("10.0.0.0/8")).check(ten));
+        assertSame(AddressVerdict.ALLOWED, Fixtures.filter(List.of("10.0.0.0/8")).check(ten));
     }
 
     @Test
@@ -153,15 +153,15 @@ class AddressFilterTest {
     void atMost256EntriesAreAccepted_RCFG() {
         List<String> entries = java.util.stream.IntStream.range(0, 257).mapToObj(i -> "10.0." + i / 256 + "." + i % 256
                 + "/32").toList();
-        AddressFilter.of(entries.subList(0, 256));
+        Fixtures.filter(entries.subList(0, 256));
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> AddressFilter.of(entries));
+                () -> Fixtures.filter(entries));
         org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("at most 256"), e.getMessage());
     }
 
     @Test
     void verdictsAreSharedConstants() {
-        AddressFilter filter = AddressFilter.of(List.of("10.0.0.0/8"));
+        AddressFilter filter = Fixtures.filter(List.of("10.0.0.0/8"));
         assertSame(filter.checkIpv4(0x7F00_0001), filter.checkIpv4(0x7F00_0002), "no allocation per verdict");
         assertSame(AddressVerdict.Rejected.OUTSIDE_ALLOWED_CIDRS, filter.checkIpv4(0xC0A8_0101));
         assertSame(AddressVerdict.ALLOWED, filter.checkIpv4(0x0A00_0001));

@@ -29,7 +29,7 @@ class AllocationFreeFilterTest {
             assumeTrue(false, "allocation counter not available: " + e);
             return;
         }
-        AddressFilter filter = AddressFilter.of(List.of("10.0.0.0/8", "127.0.0.1/32", "fd00::/8", "64:ff9b::/96"));
+        AddressFilter filter = Fixtures.filter(List.of("10.0.0.0/8", "127.0.0.1/32", "fd00::/8", "64:ff9b::/96"));
         long[] v6 = {0xFD00_0000_0000_0000L, 1L, 0x0064_ff9b_0000_0000L, 0x7F00_0001L, 0x2002_A9FE_A9FE_0000L, 0L,
             0L, 1L, 0xFE80_0000_0000_0000L, 5L};
         int[] v4 = {0x0A00_0001, 0x7F00_0001, 0x7F00_0002, 0xA9FE_A9FE, 0xC0A8_0101, 0xFFFF_FFFF, 0};

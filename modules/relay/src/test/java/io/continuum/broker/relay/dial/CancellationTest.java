@@ -39,11 +39,11 @@ class CancellationTest {
         TargetCheck check = check(KeySetView.synced().advertise(NS, "stuck.publisher.test", 5557), dns,
                 Duration.ofSeconds(60), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
-        DialAttempt attempt = check.start(target("stuck.publisher.test", 5557));
+        BackgroundDial attempt = BackgroundDial.start(check, target("stuck.publisher.test", 5557));
         assertTrue(dns.hangStarted.await(30, TimeUnit.SECONDS));
         assertTrue(attempt.cancel());
 
-        assertSame(Outcome.Cancelled.INSTANCE, attempt.await(WAIT));
+        assertSame(DialResult.Cancelled.INSTANCE, attempt.await(WAIT));
         assertTrue(attempt.isCancelled());
         assertTrue(dns.hangInterrupted.await(30, TimeUnit.SECONDS), "the lookup is interrupted, not waited for");
         assertFalse(attempt.cancel(), "cancel is idempotent");
@@ -80,11 +80,11 @@ class CancellationTest {
                     new TableResolver(), Duration.ofSeconds(5),
                     dialer(Duration.ofSeconds(120), Duration.ofSeconds(120), 4, connector));
 
-            DialAttempt attempt = check.start(target("127.0.0.1", blackhole.port()));
+            BackgroundDial attempt = BackgroundDial.start(check, target("127.0.0.1", blackhole.port()));
             assertTrue(connector.entered.await(30, TimeUnit.SECONDS));
             assertTrue(attempt.cancel());
 
-            assertSame(Outcome.Cancelled.INSTANCE, attempt.await(WAIT));
+            assertSame(DialResult.Cancelled.INSTANCE, attempt.await(WAIT));
             assertTrue(connector.returned.await(30, TimeUnit.SECONDS),
                     "the connect ends long before its 120 s timeout");
             assertTrue(connector.socket.get().isClosed(), "the socket is closed");
@@ -111,18 +111,18 @@ class CancellationTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer);
 
-            DialAttempt first = check.start(target("127.0.0.1", port));
+            BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
             assertTrue(firstEntered.await(30, TimeUnit.SECONDS));
-            DialAttempt queued = check.start(target("127.0.0.1", port));
+            BackgroundDial queued = BackgroundDial.start(check, target("127.0.0.1", port));
             long giveUp = System.nanoTime() + WAIT.toNanos();
             while (dialer.queuedDials() < 1 && System.nanoTime() < giveUp) {
                 Thread.onSpinWait();
             }
             assertTrue(queued.cancel());
-            assertSame(Outcome.Cancelled.INSTANCE, queued.await(WAIT));
+            assertSame(DialResult.Cancelled.INSTANCE, queued.await(WAIT));
             gate.countDown();
 
-            assertInstanceOf(Outcome.Connected.class, first.await(WAIT)).socket().close();
+            assertInstanceOf(DialResult.Connected.class, first.await(WAIT)).socket().close();
             long giveUpPermits = System.nanoTime() + WAIT.toNanos();
             while (dialer.freeDialPermits() != 1 && System.nanoTime() < giveUpPermits) {
                 Thread.onSpinWait();
@@ -135,7 +135,7 @@ class CancellationTest {
     void aConnectionThatLosesTheRaceAgainstCancelIsClosedNotDelivered() throws Exception {
         try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             int port = publisher.getLocalPort();
-            CompletableFuture<DialAttempt> self = new CompletableFuture<>();
+            CompletableFuture<BackgroundDial> self = new CompletableFuture<>();
             AtomicReference<Socket> connected = new AtomicReference<>();
             // The unsubscribe arrives the instant the TCP handshake completes.
             Connector cancelsRightAfterConnecting = (s, remote, timeout) -> {
@@ -147,10 +147,10 @@ class CancellationTest {
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4,
                             cancelsRightAfterConnecting));
 
-            DialAttempt attempt = check.start(target("127.0.0.1", port));
+            BackgroundDial attempt = BackgroundDial.start(check, target("127.0.0.1", port));
             self.complete(attempt);
 
-            assertSame(Outcome.Cancelled.INSTANCE, attempt.await(WAIT));
+            assertSame(DialResult.Cancelled.INSTANCE, attempt.await(WAIT));
             try (Socket accepted = publisher.accept()) {
                 assertEquals(-1, accepted.getInputStream().read(), "the publisher sees the connection closed");
             }
@@ -165,8 +165,8 @@ class CancellationTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
-            DialAttempt attempt = check.start(target("127.0.0.1", port));
-            Outcome.Connected c = assertInstanceOf(Outcome.Connected.class, attempt.await(WAIT));
+            BackgroundDial attempt = BackgroundDial.start(check, target("127.0.0.1", port));
+            DialResult.Connected c = assertInstanceOf(DialResult.Connected.class, attempt.await(WAIT));
 
             assertFalse(attempt.cancel(), "too late: the outcome was delivered");
             try (Socket socket = c.socket()) {
@@ -180,14 +180,14 @@ class CancellationTest {
         TableResolver dns = new TableResolver().hang("stuck.publisher.test");
         TargetCheck check = check(KeySetView.synced().advertise(NS, "stuck.publisher.test", 5557), dns,
                 Duration.ofSeconds(60), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
-        CompletableFuture<Outcome> outcome = new CompletableFuture<>();
+        CompletableFuture<DialResult> outcome = new CompletableFuture<>();
         Thread caller = Thread.ofVirtual().start(
-                () -> outcome.complete(check.checkAndConnect(target("stuck.publisher.test", 5557))));
+                () -> outcome.complete(check.checkAndConnect(DialTarget.of(target("stuck.publisher.test", 5557)))));
 
         assertTrue(dns.hangStarted.await(30, TimeUnit.SECONDS));
         caller.interrupt();
 
-        assertSame(Outcome.Cancelled.INSTANCE, outcome.get(30, TimeUnit.SECONDS));
+        assertSame(DialResult.Cancelled.INSTANCE, outcome.get(30, TimeUnit.SECONDS));
         assertTrue(dns.hangInterrupted.await(30, TimeUnit.SECONDS));
     }
 }

@@ -41,9 +41,9 @@ class CheckOrderTest {
                         connector));
     }
 
-    private Outcome.Refused refusal(TargetCheck check, Target target) throws Exception {
-        Outcome outcome = check.start(target).await(WAIT);
-        return assertInstanceOf(Outcome.Refused.class, outcome);
+    private DialResult.Refused refusal(TargetCheck check, Target target) throws Exception {
+        DialResult outcome = BackgroundDial.start(check, target).await(WAIT);
+        return assertInstanceOf(DialResult.Refused.class, outcome);
     }
 
     private void assertNothingLookedUpOrDialed() {
@@ -53,7 +53,7 @@ class CheckOrderTest {
 
     @Test
     void rowFour_announcedSourceIsUnsupported_RBEH10() throws Exception {
-        Outcome.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
                 new Target.AnnouncedSource("kv-1"));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
         assertNothingLookedUpOrDialed();
@@ -61,7 +61,7 @@ class CheckOrderTest {
 
     @Test
     void rowFour_unknownKindIsUnsupported() throws Exception {
-        Outcome.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
                 new Target.Unsupported("udp", "unknown kind"));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
         assertEquals("unsupported target: unknown kind", r.reason());
@@ -69,14 +69,14 @@ class CheckOrderTest {
 
     @Test
     void rowFour_missingNamespaceIsUnsupported() throws Exception {
-        Outcome.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("", "10.0.0.1", 5557));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
     }
 
     @Test
     void rowFourBeforeFive_anInvalidHostInAnUncoveredNamespaceIsUnsupported() throws Exception {
-        Outcome.Refused r = refusal(checkWith(new KeySetView(false), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(new KeySetView(false), AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("elsewhere", "0x7f.1", 5557));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
         assertTrue(r.reason().startsWith("invalid host: "), r.reason());
@@ -84,15 +84,15 @@ class CheckOrderTest {
 
     @Test
     void rowFiveBeforeSix_uncoveredNamespaceWhileNotSyncedNamesTheNamespace() throws Exception {
-        Outcome.Refused r = refusal(checkWith(new KeySetView(false), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(new KeySetView(false), AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("elsewhere", "10.0.0.1", 5557));
-        assertEquals(new Outcome.Refused(Code.TARGET_NOT_ADVERTISED, "namespace not covered by this broker"), r);
+        assertEquals(new DialResult.Refused(Code.TARGET_NOT_ADVERTISED, "namespace not covered by this broker"), r);
     }
 
     @Test
     void rowFive_uncoveredNamespaceIsNotAdvertisedEvenIfTheViewHasTheKey() throws Exception {
         KeySetView view = KeySetView.synced().advertise("elsewhere", "10.0.0.1", 5557);
-        Outcome.Refused r = refusal(checkWith(view, AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(view, AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("elsewhere", "10.0.0.1", 5557));
         assertEquals(Code.TARGET_NOT_ADVERTISED, r.code());
         assertNothingLookedUpOrDialed();
@@ -101,9 +101,9 @@ class CheckOrderTest {
     @Test
     void rowSix_beforeTheInitialSyncNothingIsAdvertised_RMETA1() throws Exception {
         KeySetView view = new KeySetView(false, PublisherKey.of(NS, "blocked.publisher.test", 5557));
-        Outcome.Refused r = refusal(checkWith(view, AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(view, AddressFilter.specialRangesOnly()),
                 target("blocked.publisher.test", 5557));
-        assertEquals(new Outcome.Refused(Code.TARGET_NOT_ADVERTISED, "metadata not synced yet"), r);
+        assertEquals(new DialResult.Refused(Code.TARGET_NOT_ADVERTISED, "metadata not synced yet"), r);
         assertNothingLookedUpOrDialed();
     }
 
@@ -125,7 +125,7 @@ class CheckOrderTest {
                 return () -> { };
             }
         };
-        Outcome.Refused r = refusal(checkWith(racing, AddressFilter.specialRangesOnly()), target("10.0.0.1", 5557));
+        DialResult.Refused r = refusal(checkWith(racing, AddressFilter.specialRangesOnly()), target("10.0.0.1", 5557));
         assertEquals(Code.TARGET_NOT_ADVERTISED, r.code());
     }
 
@@ -155,7 +155,7 @@ class CheckOrderTest {
     @Test
     void rowEightBeforeNine_aNameThatDoesNotResolveIsUpstreamConnectFailed() throws Exception {
         TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "gone.publisher.test", 5557),
-                AddressFilter.of(List.of("10.0.0.0/8")));
+                Fixtures.filter(List.of("10.0.0.0/8")));
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refusal(check, target("gone.publisher.test", 5557)).code());
         assertEquals(List.of(), connector.attempts);
     }
@@ -164,8 +164,8 @@ class CheckOrderTest {
     void rowNineBeforeTen_everyAddressBlockedIsTargetNotAllowedWithoutDialing() throws Exception {
         TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "blocked.publisher.test", 5557),
                 AddressFilter.specialRangesOnly());
-        Outcome.Refused r = refusal(check, target("blocked.publisher.test", 5557));
-        assertEquals(new Outcome.Refused(Code.TARGET_NOT_ALLOWED, "loopback, link-local"), r);
+        DialResult.Refused r = refusal(check, target("blocked.publisher.test", 5557));
+        assertEquals(new DialResult.Refused(Code.TARGET_NOT_ALLOWED, "loopback, link-local"), r);
         assertEquals(1, dns.lookups());
         assertEquals(List.of(), connector.attempts);
     }
@@ -183,12 +183,29 @@ class CheckOrderTest {
     }
 
     @Test
-    void checkAndConnectRunsTheSameChecksOnTheCallersThread() {
+    void theChecksRunOnTheCallersThread() {
         TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "blocked.publisher.test", 5557),
                 AddressFilter.specialRangesOnly());
-        assertEquals(Code.TARGET_NOT_ADVERTISED,
-                assertInstanceOf(Outcome.Refused.class, check.checkAndConnect(target("10.9.9.9", 1))).code());
-        assertEquals(Code.TARGET_NOT_ALLOWED, assertInstanceOf(Outcome.Refused.class,
-                check.checkAndConnect(target("blocked.publisher.test", 5557))).code());
+        assertEquals(Code.TARGET_NOT_ADVERTISED, assertInstanceOf(DialResult.Refused.class,
+                check.checkAndConnect(DialTarget.of(target("10.9.9.9", 1)))).code());
+        assertEquals(Code.TARGET_NOT_ALLOWED, assertInstanceOf(DialResult.Refused.class,
+                check.checkAndConnect(DialTarget.of(target("blocked.publisher.test", 5557)))).code());
+    }
+
+    @Test
+    void aConnectionCarriesTheAdvertisedKeyAndExactlyTheAddressThatPassedTheFilter() throws Exception {
+        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+            int port = publisher.getLocalPort();
+            dns.map("mixed.publisher.test", "169.254.169.254", "127.0.0.1");
+            TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "mixed.publisher.test", port),
+                    Fixtures.filter(List.of("127.0.0.0/8")));
+            DialResult.Connected c = assertInstanceOf(DialResult.Connected.class,
+                    BackgroundDial.start(check, target("Mixed.Publisher.TEST", port)).await(WAIT));
+            try (java.net.Socket socket = c.socket()) {
+                assertEquals(PublisherKey.of(NS, "mixed.publisher.test", port), c.key(), "the key as advertised");
+                assertEquals(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), c.remote());
+                assertEquals(c.remote(), socket.getRemoteSocketAddress(), "the socket is connected to it");
+            }
+        }
     }
 }

@@ -43,9 +43,9 @@ class DialDeadlinesTest {
         TargetCheck check = check(KeySetView.synced().advertise(NS, "stuck.publisher.test", 5557), dns,
                 Duration.ofMillis(200), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
-        Outcome outcome = check.start(target("stuck.publisher.test", 5557)).await(WAIT);
+        DialResult outcome = BackgroundDial.start(check, target("stuck.publisher.test", 5557)).await(WAIT);
 
-        Outcome.Refused refused = assertInstanceOf(Outcome.Refused.class, outcome);
+        DialResult.Refused refused = assertInstanceOf(DialResult.Refused.class, outcome);
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused.code());
         assertEquals("DNS resolution timed out", refused.reason());
         assertTrue(dns.hangInterrupted.await(30, TimeUnit.SECONDS), "the abandoned lookup is interrupted");
@@ -59,11 +59,11 @@ class DialDeadlinesTest {
                         "unknown.publisher.test", 5557), dns, Duration.ofSeconds(5),
                 dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
-        Outcome empty = check.start(target("empty.publisher.test", 5557)).await(WAIT);
-        Outcome unknown = check.start(target("unknown.publisher.test", 5557)).await(WAIT);
+        DialResult empty = BackgroundDial.start(check, target("empty.publisher.test", 5557)).await(WAIT);
+        DialResult unknown = BackgroundDial.start(check, target("unknown.publisher.test", 5557)).await(WAIT);
 
-        assertEquals(new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, "DNS returned no address"), empty);
-        assertEquals(new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, "DNS name did not resolve"), unknown);
+        assertEquals(new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "DNS returned no address"), empty);
+        assertEquals(new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "DNS name did not resolve"), unknown);
     }
 
     @Test
@@ -73,9 +73,9 @@ class DialDeadlinesTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", publisher.getLocalPort()), dns,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
-            Outcome outcome = check.start(target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
 
-            assertInstanceOf(Outcome.Connected.class, outcome).socket().close();
+            assertInstanceOf(DialResult.Connected.class, outcome).socket().close();
             assertEquals(0, dns.lookups(), "no lookup for a literal");
         }
     }
@@ -89,9 +89,9 @@ class DialDeadlinesTest {
         TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", closedPort), new TableResolver(),
                 Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
-        Outcome outcome = check.start(target("127.0.0.1", closedPort)).await(WAIT);
+        DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", closedPort)).await(WAIT);
 
-        assertEquals(new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, "connection refused"), outcome,
+        assertEquals(new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "connection refused"), outcome,
                 "an RST answers at once; the attempt does not wait for its timeout");
     }
 
@@ -104,9 +104,9 @@ class DialDeadlinesTest {
                     new TableResolver(), Duration.ofSeconds(5),
                     dialer(Duration.ofMillis(300), Duration.ofSeconds(10), 4, connector));
 
-            Outcome outcome = check.start(target("127.0.0.1", blackhole.port())).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", blackhole.port())).await(WAIT);
 
-            assertEquals(new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, "connect timed out"), outcome);
+            assertEquals(new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "connect timed out"), outcome);
             assertEquals(List.of(at("127.0.0.1", blackhole.port())), connector.attempts);
         }
     }
@@ -135,9 +135,9 @@ class DialDeadlinesTest {
         TargetCheck check = check(KeySetView.synced().advertise(NS, "three.publisher.test", 5557), dns,
                 Duration.ofSeconds(5), dialer(Duration.ofMillis(150), Duration.ofMillis(400), 4, connector));
 
-        Outcome outcome = check.start(target("three.publisher.test", 5557)).await(WAIT);
+        DialResult outcome = BackgroundDial.start(check, target("three.publisher.test", 5557)).await(WAIT);
 
-        Outcome.Refused refused = assertInstanceOf(Outcome.Refused.class, outcome);
+        DialResult.Refused refused = assertInstanceOf(DialResult.Refused.class, outcome);
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused.code());
         assertTrue(connector.timeouts.stream().allMatch(t -> t >= 1 && t <= 150), "each attempt <= 150 ms: "
                 + connector.timeouts);
@@ -152,9 +152,9 @@ class DialDeadlinesTest {
         TargetCheck check = check(KeySetView.synced().advertise(NS, "two.publisher.test", 5557), dns,
                 Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofMillis(300), 4, connector));
 
-        Outcome outcome = check.start(target("two.publisher.test", 5557)).await(WAIT);
+        DialResult outcome = BackgroundDial.start(check, target("two.publisher.test", 5557)).await(WAIT);
 
-        assertEquals(Code.UPSTREAM_CONNECT_FAILED, assertInstanceOf(Outcome.Refused.class, outcome).code());
+        assertEquals(Code.UPSTREAM_CONNECT_FAILED, assertInstanceOf(DialResult.Refused.class, outcome).code());
         assertEquals(1, connector.timeouts.size(), "the budget was spent on the first address");
         assertTrue(connector.timeouts.getFirst() <= 300, "first attempt capped by the budget, not the 5 s timeout");
     }
@@ -169,9 +169,9 @@ class DialDeadlinesTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "two.publisher.test", port), dns,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
-            Outcome outcome = check.start(target("two.publisher.test", port)).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("two.publisher.test", port)).await(WAIT);
 
-            Outcome.Connected connected = assertInstanceOf(Outcome.Connected.class, outcome);
+            DialResult.Connected connected = assertInstanceOf(DialResult.Connected.class, outcome);
             try (Socket socket = connected.socket(); Socket accepted = publisher.accept()) {
                 assertEquals(at("127.0.0.1", port), connected.remote());
                 assertEquals(List.of(at("127.0.0.2", port), at("127.0.0.1", port)), connector.attempts,
@@ -190,9 +190,9 @@ class DialDeadlinesTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", publisher.getLocalPort()),
                     new TableResolver(), Duration.ofSeconds(5), dialer);
 
-            Outcome outcome = check.start(target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
 
-            try (Socket socket = assertInstanceOf(Outcome.Connected.class, outcome).socket()) {
+            try (Socket socket = assertInstanceOf(DialResult.Connected.class, outcome).socket()) {
                 assertTrue(socket.getTcpNoDelay(), "TCP_NODELAY");
                 assertTrue(socket.getKeepAlive(), "SO_KEEPALIVE");
                 assertEquals(7, SocketSettings.intOption(socket, "TCP_KEEPIDLE"));
@@ -227,9 +227,9 @@ class DialDeadlinesTest {
         TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
                 Duration.ofSeconds(5), Fixtures.dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, selfConnecting));
 
-        Outcome outcome = check.start(target("127.0.0.1", port)).await(WAIT);
+        DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", port)).await(WAIT);
 
-        Outcome.Refused refused = assertInstanceOf(Outcome.Refused.class, outcome);
+        DialResult.Refused refused = assertInstanceOf(DialResult.Refused.class, outcome);
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused.code());
         assertEquals("connected to itself (nothing listens on the port)", refused.reason());
         assertEquals(1, dialed.size());
@@ -276,9 +276,9 @@ class DialDeadlinesTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer);
 
-            DialAttempt first = check.start(target("127.0.0.1", port));
+            BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
             assertTrue(connector.firstEntered.await(30, TimeUnit.SECONDS));
-            DialAttempt second = check.start(target("127.0.0.1", port));
+            BackgroundDial second = BackgroundDial.start(check, target("127.0.0.1", port));
             awaitQueued(dialer, 1);
             // From here on the second dial is in its connect stage, waiting for the permit: hold it a while.
             long queuedAt = System.nanoTime();
@@ -287,11 +287,11 @@ class DialDeadlinesTest {
             long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - queuedAt);
             connector.gate.countDown();
 
-            Outcome firstOutcome = first.await(WAIT);
-            Outcome secondOutcome = second.await(WAIT);
+            DialResult firstOutcome = first.await(WAIT);
+            DialResult secondOutcome = second.await(WAIT);
 
-            assertInstanceOf(Outcome.Connected.class, firstOutcome).socket().close();
-            assertInstanceOf(Outcome.Connected.class, secondOutcome).socket().close();
+            assertInstanceOf(DialResult.Connected.class, firstOutcome).socket().close();
+            assertInstanceOf(DialResult.Connected.class, secondOutcome).socket().close();
             // The connect stage starts when DNS ends (at once for a literal), a hair after secondStarted; the
             // connector's timeout is that remainder rounded up to whole milliseconds: hence the 1 ms.
             assertTrue(connector.timeouts.get(1) <= 3000 - waitedMillis + 1,
@@ -310,11 +310,11 @@ class DialDeadlinesTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer);
 
-            DialAttempt first = check.start(target("127.0.0.1", port));
+            BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
             assertTrue(connector.firstEntered.await(30, TimeUnit.SECONDS));
-            Outcome second = check.start(target("127.0.0.1", port)).await(WAIT);
+            DialResult second = BackgroundDial.start(check, target("127.0.0.1", port)).await(WAIT);
 
-            assertEquals(new Outcome.Refused(Code.UPSTREAM_CONNECT_FAILED, "no dial slot within the connect budget"),
+            assertEquals(new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "no dial slot within the connect budget"),
                     second);
             assertEquals(1, connector.timeouts.size(), "the second never reached the connect step");
             first.cancel();

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 
 import io.continuum.broker.protocol.Target;
+import io.continuum.broker.relay.net.Cidr;
 
 /**
  * Builds target checks for tests: namespace {@code dynamo}, a synced view, and loopback made
@@ -12,9 +13,13 @@ import io.continuum.broker.protocol.Target;
  */
 final class Fixtures {
     static final String NS = "dynamo";
-    static final AddressFilter LOOPBACK_ALLOWED = AddressFilter.of(List.of("127.0.0.0/8", "::1/128"));
+    static final AddressFilter LOOPBACK_ALLOWED = filter(List.of("127.0.0.0/8", "::1/128"));
 
     private Fixtures() {
+    }
+
+    static AddressFilter filter(List<String> allowedCidrs) {
+        return new AddressFilter(allowedCidrs.stream().map(Cidr::parse).toList());
     }
 
     static UpstreamDialer dialer(Duration attempt, Duration budget, int maxDials, Connector connector) {

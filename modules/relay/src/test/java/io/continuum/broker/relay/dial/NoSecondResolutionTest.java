@@ -38,9 +38,10 @@ class NoSecondResolutionTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "rebind.publisher.test", port), rebinding,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
-            Outcome outcome = check.start(target("rebind.publisher.test", port)).await(Duration.ofSeconds(30));
+            DialResult outcome = BackgroundDial.start(check, target("rebind.publisher.test", port))
+                    .await(Duration.ofSeconds(30));
 
-            Outcome.Connected connected = assertInstanceOf(Outcome.Connected.class, outcome);
+            DialResult.Connected connected = assertInstanceOf(DialResult.Connected.class, outcome);
             try (Socket socket = connected.socket(); Socket accepted = publisher.accept()) {
                 assertEquals(1, lookups.get(), "resolved once");
                 assertEquals(1, connector.attempts.size());

@@ -149,8 +149,8 @@ class RefusalLogTest {
     }
 
     @Test
-    void aRefusalOutcomeIsLoggedWithItsCodeAndReason() {
-        assertTrue(log.refused(21, new Outcome.Refused(Code.TARGET_NOT_ALLOWED, "loopback, link-local")));
+    void aRefusalIsLoggedWithItsCodeAndReason() {
+        assertTrue(log.refused(21, Code.TARGET_NOT_ALLOWED, "loopback, link-local"));
         assertEquals(List.of(refused("code", "target_not_allowed", "stream_id", "21", "reason", "loopback, link-local")),
                 lines());
     }

@@ -233,14 +233,14 @@ class SsrfMatrixTest {
         KeySetView view = new KeySetView(synced).advertise(advertisedNamespace, advertisedHost, listener.port());
         TargetCheck check = new TargetCheck(Set.of(NS, "dynamo-canary"), view,
                 new TargetResolver(dns(), Duration.ofSeconds(5)),
-                new UpstreamDialer(AddressFilter.of(List.of("127.0.0.0/8", "::1/128")), Duration.ofSeconds(5),
+                new UpstreamDialer(Fixtures.filter(List.of("127.0.0.0/8", "::1/128")), Duration.ofSeconds(5),
                         Duration.ofSeconds(10), 4, SocketSettings.DEFAULTS, connector));
 
         int port = listener.port() + portOffset > 65535 ? listener.port() - 1 : listener.port() + portOffset;
-        Outcome outcome = check.start(new Target.ZmqTcp(targetNamespace, targetHost, port))
+        DialResult outcome = BackgroundDial.start(check, new Target.ZmqTcp(targetNamespace, targetHost, port))
                 .await(Duration.ofSeconds(30));
 
-        Outcome.Refused refusal = assertInstanceOf(Outcome.Refused.class, outcome);
+        DialResult.Refused refusal = assertInstanceOf(DialResult.Refused.class, outcome);
         assertEquals(Code.TARGET_NOT_ADVERTISED, refusal.code(), refusal.reason());
         assertEquals(List.of(), connector.attempts, "no TCP connect attempted to any address");
         assertEquals(List.of(), listener.acceptedBeforeSentinel(), "no connection reached this host");
@@ -265,7 +265,7 @@ class SsrfMatrixTest {
         // Every well-formed target gets the recorder's port, so a wrong dial to this host is caught.
         int targetPort = port == 5557 ? listener.port() : port;
         RecordingConnector connector = new RecordingConnector();
-        AddressFilter filter = AddressFilter.of(allowed.isBlank() ? List.of() : List.of(allowed.split(" ")));
+        AddressFilter filter = Fixtures.filter(allowed.isBlank() ? List.of() : List.of(allowed.split(" ")));
         KeySetView view = KeySetView.synced();
         try {
             view.advertise(NS, host, targetPort);
@@ -277,17 +277,18 @@ class SsrfMatrixTest {
                 new UpstreamDialer(filter, Duration.ofSeconds(5), Duration.ofSeconds(10), 4,
                         SocketSettings.DEFAULTS, connector));
 
-        Outcome outcome = check.start(new Target.ZmqTcp(NS, host, targetPort)).await(Duration.ofSeconds(30));
+        DialResult outcome = BackgroundDial.start(check, new Target.ZmqTcp(NS, host, targetPort))
+                .await(Duration.ofSeconds(30));
 
         List<Socket> accepted = listener.acceptedBeforeSentinel();
         if (code != null) {
-            Outcome.Refused refusal = assertInstanceOf(Outcome.Refused.class, outcome);
+            DialResult.Refused refusal = assertInstanceOf(DialResult.Refused.class, outcome);
             assertEquals(code, refusal.code(), refusal.reason());
             assertTrue(refusal.reason().contains(reason), "reason \"" + refusal.reason() + "\" names " + reason);
             assertEquals(List.of(), connector.attempts, "no TCP connect attempted to any address");
             assertEquals(List.of(), accepted, "no connection reached this host");
         } else {
-            Outcome.Connected connection = assertInstanceOf(Outcome.Connected.class, outcome);
+            DialResult.Connected connection = assertInstanceOf(DialResult.Connected.class, outcome);
             try (Socket socket = connection.socket()) {
                 InetSocketAddress expected = new InetSocketAddress(InetAddress.ofLiteral(dialed), targetPort);
                 assertEquals(expected, connection.remote());

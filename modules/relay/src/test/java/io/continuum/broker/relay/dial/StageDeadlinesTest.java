@@ -46,9 +46,10 @@ class StageDeadlinesTest {
             TargetCheck check = check(KeySetView.synced().advertise(NS, "slow.publisher.test", publisher.getLocalPort()),
                     slowDns, Duration.ofSeconds(5), dialer(Duration.ofSeconds(2), Duration.ofSeconds(2), 4, connector));
 
-            Outcome outcome = check.start(target("slow.publisher.test", publisher.getLocalPort())).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("slow.publisher.test", publisher.getLocalPort()))
+                    .await(WAIT);
 
-            assertInstanceOf(Outcome.Connected.class, outcome, () -> "refused: " + outcome).socket().close();
+            assertInstanceOf(DialResult.Connected.class, outcome, () -> "refused: " + outcome).socket().close();
             assertEquals(1, connector.attempts.size());
         }
     }
@@ -83,12 +84,12 @@ class StageDeadlinesTest {
         TargetCheck check = check(view, hung, Duration.ofMillis(300),
                 dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
         try {
-            List<DialAttempt> attempts = new ArrayList<>();
+            List<BackgroundDial> attempts = new ArrayList<>();
             for (int i = 0; i < subscribes; i++) {
-                attempts.add(check.start(target("hung-" + i + ".publisher.test", 5557)));
+                attempts.add(BackgroundDial.start(check, target("hung-" + i + ".publisher.test", 5557)));
             }
-            for (DialAttempt attempt : attempts) {
-                Outcome.Refused refused = assertInstanceOf(Outcome.Refused.class, attempt.await(WAIT));
+            for (BackgroundDial attempt : attempts) {
+                DialResult.Refused refused = assertInstanceOf(DialResult.Refused.class, attempt.await(WAIT));
                 assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused.code(), "section 5 row 8");
             }
             // The default bound, 32 lookups in flight, abandoned ones included.

@@ -12,6 +12,8 @@ import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.dial.DialResult;
+import io.continuum.broker.relay.dial.RefusalLog;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
@@ -57,8 +59,8 @@ class BackoffAcrossARebalanceTest {
                     .reconnectBackoff(Duration.ofMillis(INITIAL_MS), Duration.ofSeconds(10)).build();
             CountingMetrics metrics = new CountingMetrics();
             SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), new HelidonBusConnector(),
-                    target -> new TargetDialer.DialResult.Refused(io.continuum.broker.protocol.Code.INTERNAL_ERROR, "unused"),
-                    metrics, new StreamRegistry((a, b, c) -> { }), recording, clock::get, "test");
+                    target -> new DialResult.Refused(io.continuum.broker.protocol.Code.INTERNAL_ERROR, "unused"),
+                    metrics, new StreamRegistry(new RefusalLog()), recording, clock::get, "test");
             loop.start();
             try {
                 // Three refused attempts: delays n = 1, 2, 3.

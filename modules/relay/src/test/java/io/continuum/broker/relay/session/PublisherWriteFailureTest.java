@@ -19,6 +19,9 @@ import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.dial.DialResult;
+import io.continuum.broker.relay.dial.DialTarget;
+import io.continuum.broker.relay.dial.RefusalLog;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
@@ -103,16 +106,17 @@ class PublisherWriteFailureTest {
                     } catch (IOException ignored) {
                         // closing
                     }
-                    return new TargetDialer.DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "test dial failed");
+                    return new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "test dial failed");
                 }
-                return new TargetDialer.DialResult.Connected(s);
+                return new DialResult.Connected(((DialTarget.Publisher) target).key(), s,
+                        (InetSocketAddress) s.getRemoteSocketAddress());
             };
             RelayConfig config = RelayConfig.builder().busUrl(router.url()).caBundle(BrokerHarness.PKI::caPem)
                     .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(NAMESPACE)).build();
             CountingMetrics metrics = new CountingMetrics();
             SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), new HelidonBusConnector(),
-                    dialer, metrics, new StreamRegistry((a, b, c) -> { }), RandomGenerator.getDefault(),
+                    dialer, metrics, new StreamRegistry(new RefusalLog()), RandomGenerator.getDefault(),
                     System::nanoTime, "test");
             loop.start();
             try {

@@ -10,6 +10,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.RelayConfig;
 import io.continuum.broker.relay.RelayMetrics;
 import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.dial.RefusalLog;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -34,7 +35,7 @@ class SessionLoopDelayTest {
                 return bound - 1;
             }
         };
-        return new SessionLoop(config, null, null, null, RelayMetrics.NOOP, new StreamRegistry((a, b, c) -> { }),
+        return new SessionLoop(config, null, null, null, RelayMetrics.NOOP, new StreamRegistry(new RefusalLog()),
                 highest, () -> now[0], "test");
     }
 
