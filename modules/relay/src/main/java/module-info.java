@@ -12,4 +12,5 @@ module io.continuum.broker.relay {
     requires jdk.net;
 
     exports io.continuum.broker.relay;
+    exports io.continuum.broker.relay.api;
 }

@@ -7,6 +7,10 @@ import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.protocol.Code;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayStatus;
+import io.continuum.broker.relay.api.SessionState;
 import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.relay.session.SessionLoop;
 import io.continuum.broker.relay.session.StreamRegistry;
@@ -56,12 +60,12 @@ public final class EventBroker implements AutoCloseable {
             Outcome outcome = check.checkAndConnect(target);
             return switch (outcome) {
                 case Outcome.Connected c -> {
-                    metrics.publisherDialed(true, Duration.ofNanos(System.nanoTime() - started));
+                    metrics.publisherDialed(RelayMetrics.DialResult.CONNECTED, Duration.ofNanos(System.nanoTime() - started));
                     yield new TargetDialer.DialResult.Connected(c.socket());
                 }
                 case Outcome.Refused r -> {
                     if (r.code() == Code.UPSTREAM_CONNECT_FAILED) {
-                        metrics.publisherDialed(false, Duration.ofNanos(System.nanoTime() - started));
+                        metrics.publisherDialed(RelayMetrics.DialResult.FAILED, Duration.ofNanos(System.nanoTime() - started));
                     }
                     yield new TargetDialer.DialResult.Refused(r.code(), r.reason());
                 }
@@ -167,10 +171,9 @@ public final class EventBroker implements AutoCloseable {
      *
      * @return status
      */
-    public BrokerStatus status() {
+    public RelayStatus status() {
         BusSession s = loop.session();
-        return new BrokerStatus(loop.state().name().toLowerCase(java.util.Locale.ROOT),
-                s == null ? null : s.state().name().toLowerCase(java.util.Locale.ROOT),
+        return new RelayStatus(state(loop.state(), s == null ? null : s.state()),
                 s == null ? null : s.sessionId(),
                 s == null ? null : s.negotiatedLimits(),
                 loop.nextAttemptAt(),
@@ -178,5 +181,21 @@ public final class EventBroker implements AutoCloseable {
                 registry.openStreams(),
                 loop.recentEnds(),
                 registry.recentRefusals());
+    }
+
+    /** The loop's and its session's inner states, as an operator reads them: welcomed is connected. */
+    static SessionState state(SessionLoop.State loopState, BusSession.State sessionState) {
+        if (sessionState == BusSession.State.DRAINING) {
+            return SessionState.DRAINING;
+        }
+        if (sessionState == BusSession.State.WELCOMED) {
+            return SessionState.CONNECTED;
+        }
+        return switch (loopState) {
+            case NEW, WAITING_FOR_SYNC -> SessionState.SYNCING;
+            case BACKING_OFF -> SessionState.BACKOFF;
+            case STOPPED -> SessionState.IDLE;
+            case CONNECTING, SESSION -> SessionState.CONNECTING;
+        };
     }
 }

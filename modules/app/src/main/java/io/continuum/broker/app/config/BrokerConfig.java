@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import io.continuum.broker.relay.api.ReconnectBackoff;
 
 /**
  * The validated, immutable broker configuration (R-CFG); every default already applied. Built only

@@ -28,9 +28,10 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.ProtocolException;
 import io.continuum.broker.protocol.SessionLimits;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.transport.BusConnectException;
 import io.continuum.broker.relay.transport.BusConnection;
 import io.continuum.broker.relay.transport.BusConnector;
@@ -80,7 +81,7 @@ public final class BusSession {
 
     private volatile BusConnection connection;
     private volatile BusStream sessionStream;
-    private volatile String credential;
+    private volatile Credential credential;
     private volatile String sessionId;
     private volatile SessionLimits limits;
     private volatile long lastFrameNanos;
@@ -123,7 +124,7 @@ public final class BusSession {
      * @param metrics   metrics sink
      * @param registry  where the broker keeps track of open streams for status and gauges
      */
-    public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
+    public BusSession(RelayConfig config, BusEndpoint endpoint, Credential credential, BusConnector connector,
                       PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry) {
         this(config, endpoint, credential, connector, view, dialer, metrics, registry, System::nanoTime);
     }
@@ -141,7 +142,7 @@ public final class BusSession {
      * @param registry   where the broker keeps track of open streams for status and gauges
      * @param nanoClock  monotonic clock for how long the session stayed welcomed (the backoff reset)
      */
-    public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
+    public BusSession(RelayConfig config, BusEndpoint endpoint, Credential credential, BusConnector connector,
                       PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry,
                       java.util.function.LongSupplier nanoClock) {
         this.nanoClock = java.util.Objects.requireNonNull(nanoClock, "nanoClock");
@@ -222,7 +223,7 @@ public final class BusSession {
         writeLock.lock();
         try {
             s = connection.open(new StreamRequest("POST", BusProtocol.SESSION_PATH, List.of(
-                    Header.bearer(credential),
+                    Header.bearer(credential()),
                     Header.of("content-type", BusProtocol.SESSION_CONTENT_TYPE),
                     Header.of("user-agent", userAgent()))), remaining(connectDeadline));
             sessionStream = s;
@@ -906,8 +907,8 @@ public final class BusSession {
     }
 
     String credential() {
-        String c = credential;
-        return c == null ? "" : c;
+        Credential c = credential;
+        return c == null ? "" : c.reveal();
     }
 
     String userAgent() {

@@ -18,12 +18,13 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.MutableView;
-import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -107,8 +108,8 @@ class PublisherWriteFailureTest {
                 }
                 return new TargetDialer.DialResult.Connected(s);
             };
-            RelayConfig config = RelayConfig.builder().busUrl(router.url()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+            RelayConfig config = RelayConfig.builder().busUrl(router.url()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(NAMESPACE)).build();
             CountingMetrics metrics = new CountingMetrics();
             SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), new HelidonBusConnector(),
