@@ -52,52 +52,34 @@ public final class JsonWriter {
         gen.setCharacterEscapes(ESCAPES);
     }
 
-    /**
-     * Opens an object: the document's, or an array element.
-     *
-     * @return this
-     */
+    /** Opens an object: the document's, or an array element. */
     public JsonWriter beginObject() {
         return write(JsonGenerator::writeStartObject);
     }
 
-    /**
-     * Opens an object as a field's value.
-     *
-     * @param name field name
-     * @return this
-     */
+    /** Opens an object as the value of field {@code name}. */
     public JsonWriter beginObject(String name) {
         return write(g -> g.writeObjectFieldStart(name));
     }
 
-    /** @return this, the innermost object closed */
+    /** Closes the innermost object. */
     public JsonWriter endObject() {
         return write(JsonGenerator::writeEndObject);
     }
 
-    /**
-     * Opens an array as a field's value.
-     *
-     * @param name field name
-     * @return this
-     */
+    /** Opens an array as the value of field {@code name}. */
     public JsonWriter beginArray(String name) {
         return write(g -> g.writeArrayFieldStart(name));
     }
 
-    /** @return this, the innermost array closed */
+    /** Closes the innermost array. */
     public JsonWriter endArray() {
         return write(JsonGenerator::writeEndArray);
     }
 
     /**
      * One field: {@code null}, a {@link Long}, {@link Integer} or {@link Boolean} as such, anything else as the
-     * string of its {@code toString()}.
-     *
-     * @param name  field name
-     * @param value value
-     * @return this
+     * string of its {@code toString()} (an {@code Instant} as ISO-8601, for instance).
      */
     public JsonWriter field(String name, Object value) {
         return write(g -> {
@@ -112,11 +94,7 @@ public final class JsonWriter {
         });
     }
 
-    /**
-     * The document so far; call once, after the outermost object is closed.
-     *
-     * @return JSON text
-     */
+    /** The JSON text; call once, after the outermost object is closed. */
     public String finish() {
         try {
             gen.close();
