@@ -12,5 +12,6 @@ module io.continuum.broker.relay {
     requires jdk.net;
 
     exports io.continuum.broker.relay;
+    exports io.continuum.broker.relay.api;
     exports io.continuum.broker.relay.net;
 }

@@ -3,7 +3,10 @@ package io.continuum.broker.bench;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
+import java.io.InputStream;
 import java.net.URI;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,8 +18,9 @@ import io.continuum.broker.metadata.Advertisement;
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.net.Cidr;
 
 /**
@@ -35,12 +39,16 @@ public final class BrokerChild {
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
-        byte[] ca = Files.readAllBytes(Path.of(args[1]));
+        List<X509Certificate> ca;
+        try (InputStream in = Files.newInputStream(Path.of(args[1]))) {
+            ca = CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
+                    .map(X509Certificate.class::cast).toList();
+        }
         String credential = args[2];
         RelayConfig config = RelayConfig.builder()
                 .busUrl(URI.create(args[0]))
-                .caBundle(() -> ca)
-                .credential(() -> credential)
+                .caCertificates(() -> ca)
+                .credential(() -> Credential.of(credential))
                 .clientId("bench-broker")
                 .kubernetesNamespace("bench")
                 .dynamoNamespaces(List.of(LoadHarness.NAMESPACE))

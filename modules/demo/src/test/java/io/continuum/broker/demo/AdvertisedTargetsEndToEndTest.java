@@ -10,8 +10,8 @@ import io.continuum.broker.metadata.MetadataWatcher;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
@@ -21,6 +21,7 @@ import io.continuum.broker.testing.pki.ServerIdentity;
 import io.kubernetes.client.util.Config;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import io.continuum.broker.relay.api.Credential;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -57,8 +58,8 @@ class AdvertisedTargetsEndToEndTest {
                     + "\"xpub_endpoints\":[\"tcp://127.0.0.1:" + xpubPort.getLocalPort() + "\"]}}}}}}}");
             try (MetadataWatcher view = MetadataWatcher.builder().namespaces(List.of("ns"))
                     .apiClient(Config.fromConfig(kube.kubeconfig().toString())).build().start()) {
-                RelayConfig config = RelayConfig.builder().busUrl(router.url()).caBundle(pki::caPem)
-                        .credential(() -> credential).clientId("e2e").kubernetesNamespace("ns")
+                RelayConfig config = RelayConfig.builder().busUrl(router.url()).caCertificates(() -> List.of(pki.caCertificate()))
+                        .credential(() -> Credential.of(credential)).clientId("e2e").kubernetesNamespace("ns")
                         .dynamoNamespaces(List.of("dynamo")).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8"))).build();
                 try (EventBroker broker = EventBroker.create(config, view, RelayMetrics.NOOP)) {
                     broker.start();

@@ -1,18 +1,11 @@
 package io.continuum.broker.event;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.logging.Formatter;
 import java.util.logging.LogRecord;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.SerializableString;
-import com.fasterxml.jackson.core.io.CharacterEscapes;
-import com.fasterxml.jackson.core.json.JsonWriteFeature;
 
 /**
  * The one formatter of the broker's log: one line per record, logfmt or JSON, and the only place where
@@ -28,33 +21,12 @@ import com.fasterxml.jackson.core.json.JsonWriteFeature;
  * logfmt follows the grammar of go-logfmt's decoder: a value is bare when it is non-empty printable ASCII
  * without {@code "}, {@code =} or {@code \}; otherwise it is quoted, with {@code "} and {@code \} escaped,
  * {@code \n}, {@code \r}, {@code \t} written as such, and every other control or non-ASCII character as
- * {@code \}{@code uXXXX}. JSON is written by Jackson with non-ASCII escaped. Either way a line is ASCII, and a
+ * {@code \}{@code uXXXX}. JSON is written by {@link JsonWriter}, non-ASCII escaped. Either way a line is ASCII, and a
  * value can never end the line or the quoted string it sits in.
  */
 public final class EventFormatter extends Formatter {
     /** The event name of every record not written through an {@link EventLog}. */
     public static final String LIBRARY_EVENT = "library";
-
-    private static final JsonFactory JSON = JsonFactory.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
-    /** Jackson's escapes plus DEL, so a JSON line is printable ASCII like a logfmt one. */
-    private static final CharacterEscapes ESCAPES = new CharacterEscapes() {
-        private static final long serialVersionUID = 1L;
-        private final int[] ascii = CharacterEscapes.standardAsciiEscapesForJSON();
-
-        {
-            ascii[0x7f] = CharacterEscapes.ESCAPE_STANDARD;
-        }
-
-        @Override
-        public int[] getEscapeCodesForAscii() {
-            return ascii;
-        }
-
-        @Override
-        public SerializableString getEscapeSequence(int ch) {
-            return null;
-        }
-    };
 
     /** Line syntax. */
     public enum Style {
@@ -224,44 +196,16 @@ public final class EventFormatter extends Formatter {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
     private static final class JsonLine implements Line {
-        private final StringWriter out = new StringWriter(192);
-        private final JsonGenerator gen;
-
-        JsonLine() {
-            try {
-                gen = JSON.createGenerator(out);
-                gen.setCharacterEscapes(ESCAPES);
-                gen.writeStartObject();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        private final JsonWriter json = new JsonWriter().beginObject();
 
         @Override
         public void add(String key, Object value) {
-            try {
-                gen.writeFieldName(key);
-                switch (value) {
-                    case null -> gen.writeNull();
-                    case Long l -> gen.writeNumber(l);
-                    case Integer i -> gen.writeNumber(i);
-                    case Boolean b -> gen.writeBoolean(b);
-                    default -> gen.writeString(String.valueOf(value));
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            json.field(key, value);
         }
 
         @Override
         public String finish() {
-            try {
-                gen.writeEndObject();
-                gen.close();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            return out.append(System.lineSeparator()).toString();
+            return json.endObject().finish() + System.lineSeparator();
         }
     }
 }

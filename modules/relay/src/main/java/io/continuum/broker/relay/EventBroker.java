@@ -6,6 +6,10 @@ import java.util.Objects;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayStatus;
+import io.continuum.broker.relay.api.SessionState;
 import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.relay.session.SessionLoop;
 import io.continuum.broker.relay.session.StreamRegistry;
@@ -46,8 +50,10 @@ public final class EventBroker implements AutoCloseable {
         // One dialer (and its bound on concurrent dials) for the broker: at most one session runs at a time.
         UpstreamDialer dialer = new UpstreamDialer(filter, config.upstreamConnectTimeout(), t.upstreamConnectTotal(),
                 t.maxConcurrentDials(), SocketSettings.DEFAULTS, upstreamConnector);
+        // The dial reports "connected or not"; the relay's metrics name the two results.
         TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer,
-                metrics::publisherDialed);
+                (connected, elapsed) -> metrics.publisherDialed(
+                        connected ? RelayMetrics.DialResult.CONNECTED : RelayMetrics.DialResult.FAILED, elapsed));
         this.loop = new SessionLoop(config, view, connector, check::checkAndConnect, metrics, registry, random,
                 System::nanoTime, RelayInfo.agent());
     }
@@ -147,10 +153,9 @@ public final class EventBroker implements AutoCloseable {
      *
      * @return status
      */
-    public BrokerStatus status() {
+    public RelayStatus status() {
         BusSession s = loop.session();
-        return new BrokerStatus(loop.state().name().toLowerCase(java.util.Locale.ROOT),
-                s == null ? null : s.state().name().toLowerCase(java.util.Locale.ROOT),
+        return new RelayStatus(state(loop.state(), s == null ? null : s.state()),
                 s == null ? null : s.sessionId(),
                 s == null ? null : s.negotiatedLimits(),
                 loop.nextAttemptAt(),
@@ -158,5 +163,21 @@ public final class EventBroker implements AutoCloseable {
                 registry.openStreams(),
                 loop.recentEnds(),
                 registry.recentRefusals());
+    }
+
+    /** The loop's and its session's inner states, as an operator reads them: welcomed is connected. */
+    static SessionState state(SessionLoop.State loopState, BusSession.State sessionState) {
+        if (sessionState == BusSession.State.DRAINING) {
+            return SessionState.DRAINING;
+        }
+        if (sessionState == BusSession.State.WELCOMED) {
+            return SessionState.CONNECTED;
+        }
+        return switch (loopState) {
+            case NEW, WAITING_FOR_SYNC -> SessionState.SYNCING;
+            case BACKING_OFF -> SessionState.BACKOFF;
+            case STOPPED -> SessionState.IDLE;
+            case CONNECTING, SESSION -> SessionState.CONNECTING;
+        };
     }
 }

@@ -25,6 +25,8 @@ import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.router.TcpFaultProxy;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 /**
  * A real broker against a real in-process router (TLS with an ephemeral CA, HTTP/2) and real
@@ -96,8 +98,8 @@ public final class BrokerHarness implements AutoCloseable {
         }
         RelayConfig.Builder b = RelayConfig.builder()
                 .busUrl(proxy == null ? router.url() : java.net.URI.create("https://localhost:" + proxy.port()))
-                .caBundle(PKI::caPem)
-                .credential(() -> CREDENTIAL)
+                .caCertificates(() -> List.of(PKI.caCertificate()))
+                .credential(() -> Credential.of(CREDENTIAL))
                 .clientId("broker-a")
                 .kubernetesNamespace("gpu-serving")
                 .dynamoNamespaces(List.of(NAMESPACE, "dynamo-canary"))
@@ -106,7 +108,7 @@ public final class BrokerHarness implements AutoCloseable {
                 .busConnectTimeout(Duration.ofSeconds(10));
         RelayConfig built = config.apply(b).build();
         try {
-            Secrets.register(built.credential().call());
+            Secrets.register(built.credential().call().reveal());
         } catch (Exception e) {
             throw new IllegalStateException("the test's credential supplier failed", e);
         }

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.relay.api.RelayMetrics;
 
 /**
  * Records what the relay reports, keyed like the R-MET series ({@code refusals_total{code=...}}).
@@ -100,8 +101,8 @@ public final class CountingMetrics implements RelayMetrics {
     }
 
     @Override
-    public void publisherDialed(boolean connected, Duration elapsed) {
-        String result = connected ? "connected" : "failed";
+    public void publisherDialed(DialResult dial, Duration elapsed) {
+        String result = dial.label();
         add("publisher_dial_duration_seconds_count{result=" + result + "}", 1);
         add("publisher_dial_duration_nanos_sum{result=" + result + "}", elapsed.toNanos());
     }

@@ -17,6 +17,8 @@ import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -216,10 +218,10 @@ class DataPathTest {
         assertEquals(Duration.ofSeconds(10), t.responseHead());
         assertEquals(Duration.ofSeconds(60), t.stableSession());
         assertEquals(64L * 1024 * 1024, t.sessionBufferBytes());
-        RelayConfig c = RelayConfig.builder().busUrl(java.net.URI.create("https://r")).credential(() -> "x")
+        RelayConfig c = RelayConfig.builder().busUrl(java.net.URI.create("https://r")).credential(() -> Credential.of("x"))
                 .clientId("c").kubernetesNamespace("k").build();
-        assertEquals(Duration.ofSeconds(1), c.backoffInitial());
-        assertEquals(Duration.ofSeconds(60), c.backoffMax());
+        assertEquals(Duration.ofSeconds(1), c.reconnectBackoff().initial());
+        assertEquals(Duration.ofSeconds(60), c.reconnectBackoff().max());
         assertEquals(Duration.ofSeconds(25), c.drainDeadline());
         assertEquals(Duration.ofSeconds(5), c.upstreamConnectTimeout());
         assertEquals(Duration.ofSeconds(10), c.busConnectTimeout());

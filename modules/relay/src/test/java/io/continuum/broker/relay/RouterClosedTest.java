@@ -10,6 +10,8 @@ import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
@@ -42,8 +44,8 @@ class RouterClosedTest {
         CountingMetrics metrics = new CountingMetrics();
         MutableView view = new MutableView().synced(true);
         try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
                     .build();
             TrackingConnector connector = new TrackingConnector();

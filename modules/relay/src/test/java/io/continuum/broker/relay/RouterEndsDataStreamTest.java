@@ -25,6 +25,8 @@ import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 /**
  * bus-protocol-v1.md section 6, "Router ends the response body: the client half-closes (shutdownOutput) the
@@ -42,8 +44,8 @@ class RouterEndsDataStreamTest {
         try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
              ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             view.advertise(NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
                     .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
             TrackingConnector connector = new TrackingConnector();

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
 
+import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
@@ -91,7 +92,7 @@ class SessionLifecycleTest {
 
     @Test
     void aWrongCredentialIsRefusedAndCountedAsAnAttemptAndAnEnd() {
-        h = new BrokerHarness(c -> c.credential(() -> "not-the-right-credential-0123456789abcdef"), r -> r);
+        h = new BrokerHarness(c -> c.credential(() -> Credential.of("not-the-right-credential-0123456789abcdef")), r -> r);
         h.start();
         await(() -> h.metrics.get("session_attempts_total{result=refused}") >= 2, "refused attempts, with reconnects");
         assertTrue(h.metrics.get("session_ends_total{reason=refused}") >= 2);

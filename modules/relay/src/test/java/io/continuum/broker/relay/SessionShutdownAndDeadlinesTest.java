@@ -24,6 +24,8 @@ import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -67,7 +69,7 @@ class SessionShutdownAndDeadlinesTest {
                 }
             });
             RelayConfig config = RelayConfig.builder().busUrl(URI.create("https://localhost:" + silent.getLocalPort()))
-                    .caBundle(BrokerHarness.PKI::caPem).credential(() -> BrokerHarness.CREDENTIAL)
+                    .caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate())).credential(() -> Credential.of(BrokerHarness.CREDENTIAL))
                     .clientId("broker-a").kubernetesNamespace("k").dynamoNamespaces(List.of(NAMESPACE))
                     // far beyond the test's wait: only abandoning the attempt lets shutdown return in time
                     .busConnectTimeout(Duration.ofMinutes(10))

@@ -18,6 +18,8 @@ import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 /**
  * bus-protocol-v1.md section 4 item 2 with a router that has stopped reading its session stream: once the
@@ -32,8 +34,8 @@ class SessionWriteStallTest {
         CountingMetrics metrics = new CountingMetrics();
         MutableView view = new MutableView().synced(true);
         try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of("dynamo"))
                     .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
             TrackingConnector connector = new TrackingConnector();

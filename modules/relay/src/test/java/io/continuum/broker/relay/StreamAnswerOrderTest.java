@@ -35,6 +35,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 /**
  * Sections 5 and 6 as a router sees them, played by a raw HTTP/2 router: a stream's answer frames leave only
@@ -336,8 +338,8 @@ class StreamAnswerOrderTest {
     }
 
     private void startBroker(RawH2Peer peer) {
-        RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+        RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                 .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
         broker = EventBroker.create(config, view, metrics, tap, RandomGenerator.getDefault());

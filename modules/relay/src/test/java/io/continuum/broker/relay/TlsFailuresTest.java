@@ -32,6 +32,8 @@ import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.Credential;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -136,8 +138,8 @@ class TlsFailuresTest {
         CountingMetrics metrics = new CountingMetrics();
         RelayConfig.Builder b = RelayConfig.builder()
                 .busUrl(router.url())
-                .caBundle(PKI::caPem)
-                .credential(() -> BrokerHarness.CREDENTIAL)
+                .caCertificates(() -> List.of(PKI.caCertificate()))
+                .credential(() -> Credential.of(BrokerHarness.CREDENTIAL))
                 .clientId("broker-a")
                 .kubernetesNamespace("gpu-serving")
                 .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE))

@@ -30,12 +30,13 @@ import io.continuum.broker.app.runtime.ShutdownSignals;
 import io.continuum.broker.app.secrets.CaBundle;
 import io.continuum.broker.app.secrets.CaBundleException;
 import io.continuum.broker.app.secrets.CaBundleSource;
-import io.continuum.broker.app.secrets.Credential;
 import io.continuum.broker.app.secrets.CredentialException;
 import io.continuum.broker.app.secrets.CredentialSource;
 import io.continuum.broker.event.Event;
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.event.Severity;
+import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.SessionState;
 
 /**
  * The command line: {@code continuum-event-broker [--config PATH] [--check-config]}, plus
@@ -313,7 +314,7 @@ public final class Cli {
             // relay (Helidon's HTTP/2 client, TLS) is most of the start-up work, and /healthz answers
             // meanwhile. Until the runtime exists, /readyz is 503 and /statusz shows "syncing".
             AtomicReference<BrokerRuntime> running = new AtomicReference<>();
-            BrokerStatus starting = new BrokerStatus(BrokerStatus.SessionState.SYNCING, clock.instant(),
+            BrokerStatus starting = new BrokerStatus(SessionState.SYNCING, clock.instant(),
                     config.clientId(), config.busUrl().toString(), Optional.empty(), 0, false, 0, 0);
             ObservabilityServer server;
             try {

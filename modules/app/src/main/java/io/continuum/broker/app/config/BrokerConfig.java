@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import io.continuum.broker.relay.api.ReconnectBackoff;
 
 import io.continuum.broker.relay.net.Cidr;
 

@@ -10,6 +10,8 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import io.continuum.broker.relay.api.ReconnectBackoff;
+import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.net.Cidr;
 
 import static io.continuum.broker.app.config.ConfigText.quote;
@@ -20,7 +22,7 @@ import static io.continuum.broker.app.config.ConfigText.visibleAscii;
  * Adding a field is one entry here; the broker reads it with {@code config.get(Fields.NEW_FIELD)}
  * ({@link BrokerConfig#get}). The loader, the overlay, validation, {@code --check-config}'s report
  * and the check of the docs and the example file follow from the table. Order is documentation
- * order.
+ * order. The defaults are the relay's ({@link RelayConfig}, {@link ReconnectBackoff}): declared there once.
  *
  * <p>Every duration has an upper bound small enough that no deadline sum or nanosecond conversion
  * in the relay can overflow ({@code Duration.toNanos()} overflows past about 292 years; the largest
@@ -95,21 +97,22 @@ public final class Fields {
             new Parser.Scalar<>(Fields::listen), ListenAddress::toString);
     /** {@code reconnect_backoff.initial}. */
     public static final Field<Duration> RECONNECT_BACKOFF_INITIAL = duration("reconnect_backoff.initial",
-            Duration.ofSeconds(1), Duration.ofHours(1), "first reconnect delay; must not exceed `.max`.");
+            ReconnectBackoff.DEFAULT.initial(), Duration.ofHours(1), "first reconnect delay; must not exceed `.max`.");
     /** {@code reconnect_backoff.max}. */
     public static final Field<Duration> RECONNECT_BACKOFF_MAX = duration("reconnect_backoff.max",
-            Duration.ofSeconds(60), Duration.ofHours(1), "largest reconnect delay (jittered exponential range).");
+            ReconnectBackoff.DEFAULT.max(), Duration.ofHours(1), "largest reconnect delay (jittered exponential range).");
     /** {@code drain_deadline}. */
-    public static final Field<Duration> DRAIN_DEADLINE = duration("drain_deadline", Duration.ofSeconds(25),
+    public static final Field<Duration> DRAIN_DEADLINE = duration("drain_deadline",
+            RelayConfig.DEFAULT_DRAIN_DEADLINE,
             Duration.ofMinutes(10), "how long SIGTERM lets open streams finish. Keep it below the Pod's"
                     + " `terminationGracePeriodSeconds`.");
     /** {@code upstream_connect_timeout}. */
     public static final Field<Duration> UPSTREAM_CONNECT_TIMEOUT = duration("upstream_connect_timeout",
-            Duration.ofSeconds(5), Duration.ofSeconds(10), "one publisher connect attempt (all attempts of one"
-                    + " stream together are bounded by 10 s, R-OPEN).");
+            RelayConfig.DEFAULT_UPSTREAM_CONNECT_TIMEOUT, RelayConfig.MAX_UPSTREAM_CONNECT_TIMEOUT,
+            "one publisher connect attempt (all attempts of one stream together are bounded by 10 s, R-OPEN).");
     /** {@code bus_connect_timeout}. */
     public static final Field<Duration> BUS_CONNECT_TIMEOUT = duration("bus_connect_timeout",
-            Duration.ofSeconds(10), Duration.ofHours(1), "bounds TCP + TLS + HTTP/2 set-up up to"
+            RelayConfig.DEFAULT_BUS_CONNECT_TIMEOUT, Duration.ofHours(1), "bounds TCP + TLS + HTTP/2 set-up up to"
                     + " sending `hello`; the wait for the response head and `welcome` then gets its own"
                     + " `bus_connect_timeout`, counted from `hello` (a slow handshake never eats it).");
     /** {@code log_format}. */

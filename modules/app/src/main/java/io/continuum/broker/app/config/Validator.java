@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import io.continuum.broker.relay.api.ReconnectBackoff;
 
 import static io.continuum.broker.app.config.ConfigText.quote;
 

@@ -1,11 +1,5 @@
 package io.continuum.broker.app.observe;
 
-import io.continuum.broker.metadata.RestartReason;
-import io.continuum.broker.metadata.SkipReason;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
-import io.continuum.broker.relay.RelayMetrics.Direction;
-import java.lang.management.GarbageCollectorMXBean;
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -18,9 +12,13 @@ import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 
+import io.continuum.broker.metadata.MetadataMetrics;
+import io.continuum.broker.metadata.RestartReason;
+import io.continuum.broker.metadata.SkipReason;
 import io.continuum.broker.protocol.BusProtocol;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.relay.api.RelayMetrics;
 
 import io.helidon.metrics.api.Counter;
 import io.helidon.metrics.api.Gauge;
@@ -29,14 +27,11 @@ import io.helidon.metrics.api.MeterRegistry;
 import io.helidon.metrics.api.MetricsConfig;
 import io.helidon.metrics.api.Tag;
 import io.helidon.metrics.api.Timer;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmHeapPressureMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+
+import static io.continuum.broker.app.observe.HistogramBuckets.BUS_CONNECT_BUCKETS;
+import static io.continuum.broker.app.observe.HistogramBuckets.METADATA_LIST_BUCKETS;
+import static io.continuum.broker.app.observe.HistogramBuckets.PUBLISHER_DIAL_BUCKETS;
+import static io.continuum.broker.app.observe.HistogramBuckets.SUBSCRIBE_OPEN_BUCKETS;
 
 /**
  * Every metric of the R-MET table, on a private Helidon (Micrometer) registry served at
@@ -44,7 +39,8 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
  * construction, so every series exists from start-up. Counter names carry no {@code _total}: the
  * Prometheus exposition appends it.
  *
- * <p>Counters are incremented through typed methods; gauges read suppliers bound later with the
+ * <p>The relay and the metadata view count straight into it: it is their {@link RelayMetrics} and
+ * {@link MetadataMetrics}. Gauges read suppliers bound later with the
  * {@code bind…} methods (they read 0 until bound, timestamps NaN), so the relay and the metadata view
  * can be created after this object.
  *
@@ -56,7 +52,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
  * ({@code area}, {@code id}, {@code gc}, {@code action}, {@code cause}, {@code state}) take values from the
  * JVM's fixed sets of memory pools, collectors, GC causes and thread states.
  */
-public final class BrokerMetrics implements AutoCloseable {
+public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoCloseable {
     /** Prefix of every metric name. */
     public static final String PREFIX = "continuum_event_broker_";
 
@@ -91,46 +87,6 @@ public final class BrokerMetrics implements AutoCloseable {
     private final AtomicReference<DoubleSupplier> metadataLastSync = new AtomicReference<>(() -> Double.NaN);
     private final AtomicReference<DoubleSupplier> caNotAfter = new AtomicReference<>(() -> Double.NaN);
 
-    /** {@code publisher_dial_duration_seconds{result}}. */
-    public enum DialResult {
-        /** The publisher socket connected. */
-        CONNECTED("connected"),
-        /** Name resolution or every connect attempt failed ({@code upstream_connect_failed}). */
-        FAILED("failed");
-
-        private final String label;
-
-        DialResult(String label) {
-            this.label = label;
-        }
-
-        /**
-         * Label value.
-         *
-         * @return label
-         */
-        public String label() {
-            return label;
-        }
-    }
-
-    /*
-     * Histogram buckets, in seconds, fitted to what each one measures (upper bounds; +Inf is added).
-     * Subscribe to stream_opened: checks, DNS (deadline 5 s), connect (10 s) and an HTTP/2 stream slot
-     * (5 s); in a cluster normally a few milliseconds.
-     */
-    static final Duration[] SUBSCRIBE_OPEN_BUCKETS = seconds(
-            0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30);
-    /** Publisher dial: checks, DNS and TCP connect to a Pod on the cluster network, bounded by the 10 s budget. */
-    static final Duration[] PUBLISHER_DIAL_BUCKETS = seconds(
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10);
-    /** Bus connect to welcome: TCP, TLS and HTTP/2 set-up plus hello/welcome across a WAN; bounded by bus_connect_timeout. */
-    static final Duration[] BUS_CONNECT_BUCKETS = seconds(
-            0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60);
-    /** Metadata list: every page of a namespace (32 resources each) from the API server, up to 16,384 resources. */
-    static final Duration[] METADATA_LIST_BUCKETS = seconds(
-            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120);
-
     private BrokerMetrics(MeterRegistry registry) {
         this.registry = registry;
         gauge("session_connected", "1 while a session is welcomed, else 0",
@@ -155,7 +111,7 @@ public final class BrokerMetrics implements AutoCloseable {
         }
         overflowCloses = counter("overflow_closes", "Data streams closed by buffer overflow", null, null);
         gauge("open_streams", "Open data streams", () -> openStreams.get().getAsLong());
-        // Two additions beyond the R-MET table (issue 10): buffer occupancy before anything overflows.
+        // Two additions beyond the R-MET table: buffer occupancy before anything overflows.
         gauge("buffered_bytes", "Bytes queued toward the router across the session's data streams, 64 bytes of"
               + " overhead per chunk included (R-BUF 2-3: at most 64 MiB)", () -> bufferedBytes.get().getAsLong());
         nearBudgetStreams = counter("stream_buffer_near_budget", "Data streams whose queue toward the router reached"
@@ -201,14 +157,6 @@ public final class BrokerMetrics implements AutoCloseable {
               + " expires (NaN without a ca_file)", () -> caNotAfter.get().getAsDouble());
     }
 
-    private static Duration[] seconds(double... upperBounds) {
-        Duration[] d = new Duration[upperBounds.length];
-        for (int i = 0; i < upperBounds.length; i++) {
-            d[i] = Duration.ofNanos(Math.round(upperBounds[i] * 1e9));
-        }
-        return d;
-    }
-
     /**
      * Creates the metrics on a new private registry.
      *
@@ -220,59 +168,8 @@ public final class BrokerMetrics implements AutoCloseable {
         BrokerMetrics m = new BrokerMetrics(MeterRegistry.create(MetricsConfig.builder()
                                                                          .warnOnMultipleRegistries(false)
                                                                          .build()));
-        m.bindJvmAndProcess();
+        JvmProcessMeters.bind(m.registry, m.binders);
         return m;
-    }
-
-    /**
-     * Micrometer's standard binders on the registry's Micrometer side; the one that holds a JMX
-     * notification listener (heap pressure) is closed with this object.
-     *
-     * <p>Every meter is registered here, once: none may be registered later from another thread. Helidon's
-     * registry takes its own lock, then Micrometer's, to register or remove a meter; a meter that Micrometer
-     * registers by itself reaches Helidon's lock through its meter-added hook, in the other order. That is
-     * why Micrometer's {@code JvmGcMetrics} is not bound: it registers a pause timer per kind of collection
-     * on the JMX notification thread when that kind first happens, and a collection during the server's
-     * start or stop deadlocked the two threads. Collections are counted from the collectors' own totals
-     * instead ({@code jvm_gc_collections_total} and {@code jvm_gc_collection_seconds_total}, registered up
-     * front per collector).
-     */
-    private void bindJvmAndProcess() {
-        io.micrometer.core.instrument.MeterRegistry micrometer =
-                registry.unwrap(io.micrometer.core.instrument.MeterRegistry.class);
-        JvmHeapPressureMetrics pressure = new JvmHeapPressureMetrics();
-        binders.add(pressure);
-        for (MeterBinder b : List.of(new JvmMemoryMetrics(), pressure, new JvmThreadMetrics(),
-                                     new ClassLoaderMetrics(), new FileDescriptorMetrics(), new UptimeMetrics())) {
-            b.bindTo(micrometer);
-        }
-        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-            // A bounded label: the JVM's collectors (two or three for G1). Two counters, not a FunctionTimer:
-            // Helidon's registry has no wrapper for a FunctionTimer and keeps a null for it, which breaks
-            // its close (NPE when the next server replaces the global registry).
-            FunctionCounter.builder("jvm.gc.collections", gc, GarbageCollectorMXBean::getCollectionCount)
-                    .tag("gc", gc.getName())
-                    .description("Collections by this collector (its own total)")
-                    .register(micrometer);
-            FunctionCounter.builder("jvm.gc.collection", gc, g -> g.getCollectionTime() / 1e3)
-                    .tag("gc", gc.getName())
-                    .baseUnit("seconds")
-                    .description("Time this collector spent collecting (its own total; for a concurrent collector "
-                                 + "this includes concurrent phases, not only pauses)")
-                    .register(micrometer);
-        }
-        // Not Micrometer's ProcessorMetrics: its process_cpu_time_ns_total and system_cpu_count fail promtool's
-        // lint (abbreviated unit, _count suffix on a gauge). The Prometheus client's own name instead.
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
-            FunctionCounter.builder("process.cpu", os, o -> o.getProcessCpuTime() / 1e9)
-                    .baseUnit("seconds")
-                    .description("CPU time used by the broker's process")
-                    .register(micrometer);
-            io.micrometer.core.instrument.Gauge.builder("process.cpu.usage", os,
-                                                        com.sun.management.OperatingSystemMXBean::getProcessCpuLoad)
-                    .description("Recent CPU usage of the broker's process, 0 to 1 of all processors available to it")
-                    .register(micrometer);
-        }
     }
 
     /**
@@ -293,56 +190,35 @@ public final class BrokerMetrics implements AutoCloseable {
         return Collections.unmodifiableList(meters);
     }
 
-    /**
-     * A session attempt finished (R-MET {@code session_attempts_total}). An attempt that never reached
-     * {@code welcome} must also be reported with {@link #sessionEnded(EndReason)}.
-     *
-     * @param result result
-     */
+    @Override
     public void sessionAttempt(AttemptResult result) {
         sessionAttempts.get(result).increment();
     }
 
-    /**
-     * A session (or an attempt that never reached {@code welcome}) ended.
-     *
-     * @param reason end reason
-     */
+    @Override
     public void sessionEnded(EndReason reason) {
         sessionEnds.get(reason).increment();
     }
 
-    /**
-     * An attempt other than the process's first is starting.
-     */
+    @Override
     public void reconnect() {
         reconnects.increment();
     }
 
-    /**
-     * A subscribe was answered with {@code stream_opened}.
-     */
+    @Override
     public void subscribeOpened() {
         subscribes.get(SubscribeResult.OPENED).increment();
     }
 
-    /**
-     * A subscribe was answered with {@code stream_refused}: counts {@code subscribes_total{result="refused"}}
-     * and {@code refusals_total{code}} (R-SEC-10).
-     *
-     * @param code refusal code
-     */
+    /** Counts {@code subscribes_total{result="refused"}} and {@code refusals_total{code}} (R-SEC-10). */
+    @Override
     public void subscribeRefused(Code code) {
         subscribes.get(SubscribeResult.REFUSED).increment();
         refusals.get(code).increment();
     }
 
-    /**
-     * A {@code stream_closed} frame was sent. For {@link Code#BUFFER_OVERFLOW} also counts
-     * {@code overflow_closes_total}.
-     *
-     * @param code close code
-     */
+    /** For {@link Code#BUFFER_OVERFLOW} also counts {@code overflow_closes_total}. */
+    @Override
     public void streamClosed(Code code) {
         streamCloses.get(code).increment();
         if (code == Code.BUFFER_OVERFLOW) {
@@ -350,21 +226,13 @@ public final class BrokerMetrics implements AutoCloseable {
         }
     }
 
-    /**
-     * A data stream's queue toward the router reached 80 % of its per-stream budget (once per stream).
-     */
+    @Override
     public void streamNearBudget() {
         nearBudgetStreams.increment();
     }
 
-    /**
-     * Bytes relayed.
-     *
-     * @param direction direction
-     * @param bytes     bytes handed to the data stream ({@code upstream_to_router}) or written to the
-     *                  publisher socket ({@code router_to_upstream}); not negative
-     */
-    public void relayedBytes(Direction direction, long bytes) {
+    @Override
+    public void relayed(Direction direction, long bytes) {
         if (bytes < 0) {
             throw new IllegalArgumentException("bytes < 0");
         }
@@ -373,75 +241,40 @@ public final class BrokerMetrics implements AutoCloseable {
         }
     }
 
-    /**
-     * A metadata watch pass ended.
-     *
-     * @param reason why
-     */
-    public void watchRestart(RestartReason reason) {
+    @Override
+    public void watchRestarted(RestartReason reason) {
         watchRestarts.get(reason).increment();
     }
 
-    /**
-     * Metadata entries or resources were skipped.
-     *
-     * @param reason why
-     * @param count  how many (one per entry skipped)
-     */
-    public void metadataSkipped(SkipReason reason, long count) {
-        if (count < 0) {
-            throw new IllegalArgumentException("count < 0");
-        }
-        if (count > 0) {
-            skipped.get(reason).increment(count);
-        }
+    @Override
+    public void skipped(SkipReason reason) {
+        skipped.get(reason).increment();
     }
 
-    /**
-     * A subscribe was answered with {@code stream_opened}, {@code elapsed} after it arrived: counts
-     * {@code subscribes_total{result="opened"}} and observes {@code subscribe_open_duration_seconds}.
-     *
-     * @param elapsed from the subscribe frame to stream_opened
-     */
-    public void subscribeOpened(Duration elapsed) {
+    /** Counts {@code subscribes_total{result="opened"}} and observes {@code subscribe_open_duration_seconds}. */
+    @Override
+    public void subscribeOpened(Duration sinceSubscribe) {
         subscribeOpened();
-        subscribeOpen.record(nonNegative(elapsed));
+        subscribeOpen.record(nonNegative(sinceSubscribe));
     }
 
-    /**
-     * A publisher dial ended.
-     *
-     * @param result  connected or failed
-     * @param elapsed from the start of the checks to the connected socket or the failure
-     */
+    @Override
     public void publisherDialed(DialResult result, Duration elapsed) {
         publisherDials.get(result).record(nonNegative(elapsed));
     }
 
-    /**
-     * A session attempt was welcomed.
-     *
-     * @param elapsed from the start of the attempt to {@code welcome}
-     */
-    public void busConnected(Duration elapsed) {
-        busConnect.record(nonNegative(elapsed));
+    @Override
+    public void busConnected(Duration sinceAttemptStart) {
+        busConnect.record(nonNegative(sinceAttemptStart));
     }
 
-    /**
-     * A namespace's list completed and committed.
-     *
-     * @param elapsed from the first page request to the commit
-     */
-    public void metadataListed(Duration elapsed) {
+    @Override
+    public void listed(Duration elapsed) {
         metadataList.record(nonNegative(elapsed));
     }
 
-    /**
-     * An {@code error} frame arrived from the router, terminal or not.
-     *
-     * @param code its code ({@link Code#UNKNOWN} for codes this version does not know)
-     */
-    public void routerError(Code code) {
+    @Override
+    public void routerError(Code code, boolean terminal) {
         routerErrors.get(code).increment();
     }
 
@@ -464,20 +297,12 @@ public final class BrokerMetrics implements AutoCloseable {
         meters.add(g);
     }
 
-    /**
-     * Binds {@code metadata_last_sync_timestamp_seconds}.
-     *
-     * @param epochSeconds Unix time of the view's last confirmed sync (oldest namespace), NaN before the first
-     */
+    /** Binds {@code metadata_last_sync_timestamp_seconds}: the oldest namespace's last confirmed sync, NaN before. */
     public void bindMetadataLastSync(DoubleSupplier epochSeconds) {
         metadataLastSync.set(epochSeconds);
     }
 
-    /**
-     * Binds {@code ca_bundle_not_after_timestamp_seconds}.
-     *
-     * @param epochSeconds Unix time at which the bundle's first certificate expires, NaN when unknown
-     */
+    /** Binds {@code ca_bundle_not_after_timestamp_seconds}: the first certificate's expiry, NaN when unknown. */
     public void bindCaNotAfter(DoubleSupplier epochSeconds) {
         caNotAfter.set(epochSeconds);
     }
@@ -486,56 +311,32 @@ public final class BrokerMetrics implements AutoCloseable {
         return d.isNegative() ? Duration.ZERO : d;
     }
 
-    /**
-     * Binds {@code session_connected}.
-     *
-     * @param source true while a session is welcomed
-     */
+    /** Binds {@code session_connected} to a source: true while a session is welcomed. */
     public void bindSessionConnected(BooleanSupplier source) {
         sessionConnected.set(source);
     }
 
-    /**
-     * Binds {@code open_streams}.
-     *
-     * @param source open data streams
-     */
+    /** Binds {@code open_streams} to a source: open data streams. */
     public void bindOpenStreams(LongSupplier source) {
         openStreams.set(source);
     }
 
-    /**
-     * Binds {@code buffered_bytes}.
-     *
-     * @param source bytes charged against the current session's budget
-     */
+    /** Binds {@code buffered_bytes} to the bytes charged against the current session's budget. */
     public void bindBufferedBytes(LongSupplier source) {
         bufferedBytes.set(source);
     }
 
-    /**
-     * Binds {@code metadata_synced}.
-     *
-     * @param source true once every watched namespace finished its initial list
-     */
+    /** Binds {@code metadata_synced}: true once every watched namespace finished its initial list. */
     public void bindMetadataSynced(BooleanSupplier source) {
         metadataSynced.set(source);
     }
 
-    /**
-     * Binds {@code metadata_resources}.
-     *
-     * @param source resources held
-     */
+    /** Binds {@code metadata_resources} to a source: resources held. */
     public void bindMetadataResources(LongSupplier source) {
         metadataResources.set(source);
     }
 
-    /**
-     * Binds {@code metadata_publishers}.
-     *
-     * @param source unique publishers held
-     */
+    /** Binds {@code metadata_publishers} to a source: unique publishers held. */
     public void bindMetadataPublishers(LongSupplier source) {
         metadataPublishers.set(source);
     }

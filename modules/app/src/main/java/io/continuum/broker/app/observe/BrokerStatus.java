@@ -4,9 +4,16 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+
+import io.continuum.broker.event.JsonWriter;
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.SessionState;
 
 /**
- * What {@code /statusz} shows: a small snapshot the relay fills. Contains no credential and no
+ * What {@code /statusz} shows: a small snapshot the relay fills, in the relay's own types. Contains no credential and no
  * session id, stream ids, hosts or other per-target data.
  *
  * @param state            session state
@@ -61,7 +68,7 @@ public record BrokerStatus(SessionState state,
      * @param refusalsByCode recent refusals counted by code
      */
     public record Details(String sessionId, Instant nextAttemptAt, long bufferedBytes, List<Stream> streams,
-                          List<End> recentEnds, Map<String, Long> refusalsByCode) {
+                          List<End> recentEnds, Map<Code, Long> refusalsByCode) {
         /** No details. */
         public static final Details NONE = new Details(null, null, 0, List.of(), List.of(), Map.of());
 
@@ -96,36 +103,7 @@ public record BrokerStatus(SessionState state,
      * @param result attempt result
      * @param reason end reason
      */
-    public record End(Instant at, String result, String reason) {
-    }
-
-    /**
-     * Session states as shown in {@code /statusz}.
-     */
-    public enum SessionState {
-        /** Waiting for the initial metadata sync; the bus is not dialed yet (R-BEH-1). */
-        SYNCING("syncing"),
-        /** Dialing the bus or waiting for {@code welcome}. */
-        CONNECTING("connecting"),
-        /** Welcomed. */
-        CONNECTED("connected"),
-        /** Between attempts. */
-        BACKOFF("backoff"),
-        /** Draining for a router {@code drain} or a local shutdown. */
-        DRAINING("draining"),
-        /** The relay is not running (observability only). */
-        IDLE("idle");
-
-        private final String text;
-
-        SessionState(String text) {
-            this.text = text;
-        }
-
-        @Override
-        public String toString() {
-            return text;
-        }
+    public record End(Instant at, AttemptResult result, EndReason reason) {
     }
 
     /**
@@ -151,68 +129,55 @@ public record BrokerStatus(SessionState state,
      * @return JSON text
      */
     public String toJson(String version) {
-        StringBuilder sb = new StringBuilder(256).append('{');
-        field(sb, "version", version).append(',');
-        field(sb, "state", state.toString()).append(',');
-        field(sb, "state_since", stateSince.toString()).append(',');
-        field(sb, "client_id", clientId).append(',');
-        field(sb, "bus", bus).append(',');
-        sb.append("\"limits\":");
-        limits.ifPresentOrElse(l -> sb.append("{\"heartbeat_interval_ms\":").append(l.heartbeatIntervalMs())
-                                       .append(",\"idle_timeout_ms\":").append(l.idleTimeoutMs())
-                                       .append(",\"max_streams\":").append(l.maxStreams())
-                                       .append(",\"max_stream_buffer_bytes\":").append(l.maxStreamBufferBytes())
-                                       .append(",\"max_frame_bytes\":").append(l.maxFrameBytes())
-                                       .append('}'),
-                               () -> sb.append("null"));
-        sb.append(",\"open_streams\":").append(openStreams)
-                .append(",\"metadata\":{\"synced\":").append(metadataSynced)
-                .append(",\"resources\":").append(metadataResources)
-                .append(",\"publishers\":").append(metadataPublishers)
-                .append('}');
+        JsonWriter json = new JsonWriter().beginObject()
+                .field("version", version)
+                .field("state", state.label())
+                .field("state_since", stateSince.toString())
+                .field("client_id", clientId)
+                .field("bus", bus);
+        limits.ifPresentOrElse(l -> json.beginObject("limits")
+                        .field("heartbeat_interval_ms", l.heartbeatIntervalMs())
+                        .field("idle_timeout_ms", l.idleTimeoutMs())
+                        .field("max_streams", l.maxStreams())
+                        .field("max_stream_buffer_bytes", l.maxStreamBufferBytes())
+                        .field("max_frame_bytes", l.maxFrameBytes())
+                        .endObject(),
+                () -> json.field("limits", null));
+        json.field("open_streams", openStreams)
+                .beginObject("metadata")
+                .field("synced", metadataSynced)
+                .field("resources", metadataResources)
+                .field("publishers", metadataPublishers)
+                .endObject();
         if (details != Details.NONE) {
-            sb.append(",\"session_id\":");
-            nullable(sb, details.sessionId());
-            sb.append(",\"next_attempt_at\":");
-            nullable(sb, details.nextAttemptAt() == null ? null : details.nextAttemptAt().toString());
-            sb.append(",\"buffered_bytes\":").append(details.bufferedBytes()).append(",\"streams\":[");
-            for (int i = 0; i < details.streams().size(); i++) {
-                Stream st = details.streams().get(i);
-                sb.append(i == 0 ? "" : ",").append("{\"id\":").append(st.id()).append(',');
-                field(sb, "target", st.target()).append(",\"age_ms\":").append(st.ageMs())
-                        .append(",\"bytes_to_router\":").append(st.bytesToRouter())
-                        .append(",\"bytes_to_publisher\":").append(st.bytesToPublisher())
-                        .append(",\"buffered_bytes\":").append(st.bufferedBytes()).append('}');
+            json.field("session_id", details.sessionId())
+                    .field("next_attempt_at", details.nextAttemptAt())
+                    .field("buffered_bytes", details.bufferedBytes())
+                    .beginArray("streams");
+            for (Stream st : details.streams()) {
+                json.beginObject()
+                        .field("id", st.id())
+                        .field("target", st.target())
+                        .field("age_ms", st.ageMs())
+                        .field("bytes_to_router", st.bytesToRouter())
+                        .field("bytes_to_publisher", st.bytesToPublisher())
+                        .field("buffered_bytes", st.bufferedBytes())
+                        .endObject();
             }
-            sb.append("],\"recent_session_ends\":[");
-            for (int i = 0; i < details.recentEnds().size(); i++) {
-                End e = details.recentEnds().get(i);
-                sb.append(i == 0 ? "{" : ",{");
-                field(sb, "at", e.at().toString()).append(',');
-                field(sb, "result", e.result()).append(',');
-                field(sb, "reason", e.reason()).append('}');
+            json.endArray().beginArray("recent_session_ends");
+            for (End e : details.recentEnds()) {
+                json.beginObject()
+                        .field("at", e.at())
+                        .field("result", e.result().label())
+                        .field("reason", e.reason().wire())
+                        .endObject();
             }
-            sb.append("],\"recent_refusals\":{");
-            int i = 0;
-            for (Map.Entry<String, Long> r : new java.util.TreeMap<>(details.refusalsByCode()).entrySet()) {
-                sb.append(i++ == 0 ? "" : ",");
-                Json.string(sb, r.getKey()).append(':').append(r.getValue());
-            }
-            sb.append('}');
+            json.endArray().beginObject("recent_refusals");
+            Map<String, Long> byWire = new TreeMap<>();
+            details.refusalsByCode().forEach((code, n) -> byWire.put(code.wire(), n));
+            byWire.forEach(json::field);
+            json.endObject();
         }
-        return sb.append('}').toString();
-    }
-
-    private static void nullable(StringBuilder sb, String value) {
-        if (value == null) {
-            sb.append("null");
-        } else {
-            Json.string(sb, value);
-        }
-    }
-
-    private static StringBuilder field(StringBuilder sb, String name, String value) {
-        sb.append('"').append(name).append("\":");
-        return Json.string(sb, value);
+        return json.endObject().finish();
     }
 }

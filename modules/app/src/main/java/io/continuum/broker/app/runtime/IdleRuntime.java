@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 
 import io.continuum.broker.app.config.BrokerConfig;
 import io.continuum.broker.app.observe.BrokerStatus;
+import io.continuum.broker.relay.api.SessionState;
 
 /**
  * A runtime that runs no relay: the process serves {@code /healthz}, {@code /metrics} and
@@ -34,7 +35,7 @@ public final class IdleRuntime implements BrokerRuntime {
 
     @Override
     public Supplier<BrokerStatus> status() {
-        return () -> new BrokerStatus(BrokerStatus.SessionState.IDLE, since, config.clientId(),
+        return () -> new BrokerStatus(SessionState.IDLE, since, config.clientId(),
                                       config.busUrl().toString(), Optional.empty(), 0, false, 0, 0);
     }
 

@@ -2,13 +2,13 @@ package io.continuum.broker.app.runtime;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.security.cert.CertificateEncodingException;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.BooleanSupplier;
@@ -18,18 +18,13 @@ import io.continuum.broker.app.config.BrokerConfig;
 import io.continuum.broker.app.observe.BrokerMetrics;
 import io.continuum.broker.app.observe.BrokerStatus;
 import io.continuum.broker.app.observe.CaBundleExpiry;
-import io.continuum.broker.app.secrets.CaBundle;
 import io.continuum.broker.app.secrets.CaBundleSource;
-import io.continuum.broker.metadata.MetadataMetrics;
 import io.continuum.broker.metadata.MetadataWatcher;
-import io.continuum.broker.metadata.RestartReason;
-import io.continuum.broker.metadata.SkipReason;
 import io.continuum.broker.protocol.Code;
-import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayStatus;
 
 /**
  * The real runtime: the {@code DynamoWorkerMetadata} view (list/watch through the Kubernetes API)
@@ -64,22 +59,7 @@ public final class RelayRuntime implements BrokerRuntime {
         BrokerMetrics metrics = context.metrics();
         MetadataWatcher.Builder view = MetadataWatcher.builder()
                 .namespaces(config.watchNamespaces())
-                .metrics(new MetadataMetrics() {
-                    @Override
-                    public void skipped(SkipReason reason) {
-                        metrics.metadataSkipped(reason, 1);
-                    }
-
-                    @Override
-                    public void watchRestarted(RestartReason reason) {
-                        metrics.watchRestart(reason);
-                    }
-
-                    @Override
-                    public void listed(Duration elapsed) {
-                        metrics.metadataListed(elapsed);
-                    }
-                });
+                .metrics(metrics);
         if (apiClient != null) {
             view.apiClient(apiClient);
         }
@@ -91,18 +71,18 @@ public final class RelayRuntime implements BrokerRuntime {
         RelayConfig relayConfig = RelayConfig.builder()
                 .busUrl(config.busUrl().toUri())
                 .tlsServerName(config.tlsServerName())
-                .caBundle(context.caBundle().map(RelayRuntime::pemReader).orElse(null))
-                .credential(() -> context.credential().load().reveal())
+                .caCertificates(context.caBundle().map(RelayRuntime::certificates).orElse(null))
+                .credential(() -> context.credential().load())
                 .clientId(config.clientId())
                 .kubernetesNamespace(config.kubernetesNamespace())
                 .dynamoNamespaces(config.dynamoNamespaces())
                 .allowedCidrs(config.allowedCidrs())
-                .reconnectBackoff(config.reconnectBackoff().initial(), config.reconnectBackoff().max())
+                .reconnectBackoff(config.reconnectBackoff())
                 .drainDeadline(config.drainDeadline())
                 .busConnectTimeout(config.busConnectTimeout())
                 .upstreamConnectTimeout(config.upstreamConnectTimeout())
                 .build();
-        this.broker = EventBroker.create(relayConfig, metadata, relayMetrics(metrics));
+        this.broker = EventBroker.create(relayConfig, metadata, metrics);
         metrics.bindSessionConnected(broker::connected);
         metrics.bindOpenStreams(broker::openStreams);
         metrics.bindBufferedBytes(broker::bufferedBytes);
@@ -114,88 +94,9 @@ public final class RelayRuntime implements BrokerRuntime {
                 new CaBundleExpiry(ca, Clock.systemUTC(), CaBundleExpiry.DEFAULT_REFRESH)));
     }
 
-    /** Re-reads and re-validates the CA bundle at every session attempt, and hands the relay PEM. */
-    private static Callable<byte[]> pemReader(CaBundleSource source) {
-        return () -> {
-            CaBundle bundle = source.load();
-            StringBuilder pem = new StringBuilder();
-            Base64.Encoder b64 = Base64.getMimeEncoder(64, new byte[] {'\n'});
-            for (X509Certificate c : bundle.certificates()) {
-                try {
-                    pem.append("-----BEGIN CERTIFICATE-----\n").append(b64.encodeToString(c.getEncoded()))
-                            .append("\n-----END CERTIFICATE-----\n");
-                } catch (CertificateEncodingException e) {
-                    throw new IOException("cannot encode a certificate of " + source.path(), e);
-                }
-            }
-            return pem.toString().getBytes(StandardCharsets.US_ASCII);
-        };
-    }
-
-    private static RelayMetrics relayMetrics(BrokerMetrics metrics) {
-        return new RelayMetrics() {
-            @Override
-            public void sessionAttempt(AttemptResult result) {
-                metrics.sessionAttempt(result);
-            }
-
-            @Override
-            public void sessionEnded(EndReason reason) {
-                metrics.sessionEnded(reason);
-            }
-
-            @Override
-            public void reconnect() {
-                metrics.reconnect();
-            }
-
-            @Override
-            public void subscribeOpened() {
-                // The relay reports the timed variant below; a count without a time still counts.
-                metrics.subscribeOpened();
-            }
-
-            @Override
-            public void subscribeOpened(Duration sinceSubscribe) {
-                metrics.subscribeOpened(sinceSubscribe);
-            }
-
-            @Override
-            public void busConnected(Duration sinceAttemptStart) {
-                metrics.busConnected(sinceAttemptStart);
-            }
-
-            @Override
-            public void publisherDialed(boolean connected, Duration elapsed) {
-                metrics.publisherDialed(connected ? BrokerMetrics.DialResult.CONNECTED : BrokerMetrics.DialResult.FAILED,
-                                        elapsed);
-            }
-
-            @Override
-            public void routerError(Code code, boolean terminal) {
-                metrics.routerError(code);
-            }
-
-            @Override
-            public void subscribeRefused(Code code) {
-                metrics.subscribeRefused(code);
-            }
-
-            @Override
-            public void streamNearBudget() {
-                metrics.streamNearBudget();
-            }
-
-            @Override
-            public void streamClosed(Code code) {
-                metrics.streamClosed(code);
-            }
-
-            @Override
-            public void relayed(Direction direction, long bytes) {
-                metrics.relayedBytes(direction, bytes);
-            }
-        };
+    /** Re-reads and re-checks the CA bundle at every session attempt, so a rotated bundle applies at the next. */
+    private static Callable<List<X509Certificate>> certificates(CaBundleSource source) {
+        return () -> source.load().certificates();
     }
 
     @Override
@@ -206,9 +107,9 @@ public final class RelayRuntime implements BrokerRuntime {
     @Override
     public Supplier<BrokerStatus> status() {
         return () -> {
-            io.continuum.broker.relay.BrokerStatus s = broker.status();
+            RelayStatus s = broker.status();
             SessionLimits l = s.limits();
-            return new BrokerStatus(state(s), Instant.now(clock), context.config().clientId(),
+            return new BrokerStatus(s.state(), Instant.now(clock), context.config().clientId(),
                     context.config().busUrl().toString(),
                     l == null ? Optional.empty() : Optional.of(new BrokerStatus.Limits(
                             l.heartbeatInterval().toMillis(), l.idleTimeout().toMillis(), l.maxStreams(),
@@ -218,32 +119,16 @@ public final class RelayRuntime implements BrokerRuntime {
         };
     }
 
-    private static BrokerStatus.Details details(io.continuum.broker.relay.BrokerStatus s) {
-        java.util.Map<String, Long> refusals = new java.util.TreeMap<>();
-        for (io.continuum.broker.relay.BrokerStatus.Refusal r : s.recentRefusals()) {
-            refusals.merge(r.code().wire(), 1L, Long::sum);
+    private static BrokerStatus.Details details(RelayStatus s) {
+        Map<Code, Long> refusals = new EnumMap<>(Code.class);
+        for (RelayStatus.Refusal r : s.recentRefusals()) {
+            refusals.merge(r.code(), 1L, Long::sum);
         }
         return new BrokerStatus.Details(s.sessionId(), s.nextAttemptAt(), s.bufferedBytes(),
                 s.openStreams().stream().map(o -> new BrokerStatus.Stream(o.streamId(), o.target(), o.age().toMillis(),
                         o.bytesToRouter(), o.bytesToPublisher(), o.bufferedBytes())).toList(),
-                s.recentEnds().stream().map(e -> new BrokerStatus.End(e.at(), e.result().label(), e.reason().wire()))
-                        .toList(),
+                s.recentEnds().stream().map(e -> new BrokerStatus.End(e.at(), e.result(), e.reason())).toList(),
                 refusals);
-    }
-
-    private static BrokerStatus.SessionState state(io.continuum.broker.relay.BrokerStatus s) {
-        if ("draining".equals(s.sessionState())) {
-            return BrokerStatus.SessionState.DRAINING;
-        }
-        if ("welcomed".equals(s.sessionState())) {
-            return BrokerStatus.SessionState.CONNECTED;
-        }
-        return switch (s.loopState()) {
-            case "new", "waiting_for_sync" -> BrokerStatus.SessionState.SYNCING;
-            case "backing_off" -> BrokerStatus.SessionState.BACKOFF;
-            case "stopped" -> BrokerStatus.SessionState.IDLE;
-            default -> BrokerStatus.SessionState.CONNECTING;
-        };
     }
 
     @Override

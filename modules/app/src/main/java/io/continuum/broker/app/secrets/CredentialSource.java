@@ -10,9 +10,12 @@ import java.util.Arrays;
 import java.util.Map;
 
 import io.continuum.broker.app.config.CredentialLocation;
+import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.InvalidCredentialException;
 
 /**
- * Loads the bearer credential from its configured location at every call, so a rotated Secret
+ * Loads the bearer credential (the relay's {@link Credential}, handed to it as is) from its configured location
+ * at every call, so a rotated Secret
  * applies at the next session attempt without a restart (R-SEC-14). A file may end in one newline
  * (LF or CRLF), which is stripped; an environment value is taken as is.
  */
@@ -92,7 +95,7 @@ public final class CredentialSource {
         }
         byte[] value = Arrays.copyOf(bytes, len);
         try {
-            return Credential.of(value, where);
+            return validated(value, where);
         } finally {
             Arrays.fill(value, (byte) 0);
             Arrays.fill(bytes, (byte) 0);
@@ -111,7 +114,15 @@ public final class CredentialSource {
                                                       + " (0x21..0x7E) at offset " + i);
             }
         }
-        return Credential.of(v.getBytes(StandardCharsets.US_ASCII), where);
+        return validated(v.getBytes(StandardCharsets.US_ASCII), where);
+    }
+
+    private static Credential validated(byte[] value, String where) throws CredentialException {
+        try {
+            return Credential.of(value);
+        } catch (InvalidCredentialException e) {
+            throw new CredentialException("credential from " + where + " " + e.getMessage());
+        }
     }
 
     @Override

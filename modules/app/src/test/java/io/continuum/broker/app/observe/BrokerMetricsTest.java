@@ -2,8 +2,9 @@ package io.continuum.broker.app.observe;
 
 import io.continuum.broker.metadata.RestartReason;
 import io.continuum.broker.metadata.SkipReason;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
-import io.continuum.broker.relay.RelayMetrics.Direction;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayMetrics.Direction;
+import io.continuum.broker.relay.api.RelayMetrics.DialResult;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,6 +31,7 @@ import io.continuum.broker.protocol.EndReason;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.SessionState;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -102,7 +104,7 @@ class BrokerMetricsTest {
     void start() {
         metrics = BrokerMetrics.create();
         server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), metrics, () -> false,
-                                           () -> new BrokerStatus(BrokerStatus.SessionState.IDLE, Instant.EPOCH,
+                                           () -> new BrokerStatus(SessionState.IDLE, Instant.EPOCH,
                                                                   "c", "https://r:443", Optional.empty(),
                                                                   0, false, 0, 0),
                                            "test");
@@ -156,11 +158,11 @@ class BrokerMetricsTest {
 
     @Test
     void histogramsCountIntoTheirBucketsInSeconds() throws Exception {
-        metrics.publisherDialed(BrokerMetrics.DialResult.CONNECTED, Duration.ofMillis(3));
-        metrics.publisherDialed(BrokerMetrics.DialResult.FAILED, Duration.ofSeconds(10));
+        metrics.publisherDialed(DialResult.CONNECTED, Duration.ofMillis(3));
+        metrics.publisherDialed(DialResult.FAILED, Duration.ofSeconds(10));
         metrics.subscribeOpened(Duration.ofMillis(40));
         metrics.busConnected(Duration.ofMillis(700));
-        metrics.metadataListed(Duration.ofSeconds(3));
+        metrics.listed(Duration.ofSeconds(3));
         metrics.subscribeOpened(Duration.ofNanos(-1)); // a clock step backwards counts as 0, never throws
 
         String t = scrape();
@@ -191,8 +193,8 @@ class BrokerMetricsTest {
 
     @Test
     void routerErrorsAndTimestampsAreExposed() throws Exception {
-        metrics.routerError(Code.SUPERSEDED);
-        metrics.routerError(Code.fromWire("a_code_from_the_future"));
+        metrics.routerError(Code.SUPERSEDED, true);
+        metrics.routerError(Code.fromWire("a_code_from_the_future"), false);
         metrics.bindMetadataLastSync(() -> 1_790_000_000.5);
         metrics.bindCaNotAfter(() -> 1_800_000_000);
         String t = scrape();
@@ -287,10 +289,12 @@ class BrokerMetricsTest {
         metrics.subscribeRefused(Code.TARGET_NOT_ALLOWED);
         metrics.streamClosed(Code.BUFFER_OVERFLOW);
         metrics.streamClosed(Code.UPSTREAM_CLOSED);
-        metrics.relayedBytes(Direction.UPSTREAM_TO_ROUTER, 1000);
-        metrics.relayedBytes(Direction.ROUTER_TO_UPSTREAM, 7);
-        metrics.watchRestart(RestartReason.EXPIRED);
-        metrics.metadataSkipped(SkipReason.CHANNEL_CAP, 3);
+        metrics.relayed(Direction.UPSTREAM_TO_ROUTER, 1000);
+        metrics.relayed(Direction.ROUTER_TO_UPSTREAM, 7);
+        metrics.watchRestarted(RestartReason.EXPIRED);
+        for (int i = 0; i < 3; i++) {
+            metrics.skipped(SkipReason.CHANNEL_CAP);
+        }
         metrics.bindSessionConnected(() -> true);
         metrics.bindOpenStreams(() -> 5);
         metrics.bindBufferedBytes(() -> 4160);
@@ -331,8 +335,7 @@ class BrokerMetricsTest {
 
     @Test
     void negativeAmountsAreRejected() {
-        assertThrows(IllegalArgumentException.class, () -> metrics.relayedBytes(Direction.UPSTREAM_TO_ROUTER, -1));
-        assertThrows(IllegalArgumentException.class, () -> metrics.metadataSkipped(SkipReason.NO_DATA, -1));
+        assertThrows(IllegalArgumentException.class, () -> metrics.relayed(Direction.UPSTREAM_TO_ROUTER, -1));
     }
 
     /**
@@ -343,7 +346,7 @@ class BrokerMetricsTest {
     void expositionPassesPromtoolCheckMetrics() throws Exception {
         Promtool.require();
         metrics.subscribeRefused(Code.DRAINING);
-        metrics.publisherDialed(BrokerMetrics.DialResult.CONNECTED, Duration.ofMillis(2));
+        metrics.publisherDialed(DialResult.CONNECTED, Duration.ofMillis(2));
         metrics.buildInfo("test");
         String text = scrape();
         String out = Promtool.run(Path.of("."), text.getBytes(StandardCharsets.UTF_8), "check", "metrics");

@@ -5,21 +5,26 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.continuum.broker.protocol.Code;
+import io.continuum.broker.protocol.EndReason;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.SessionState;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@code /statusz} for an operator (issue 7): streams with age and bytes, recent ends, refusals by code. */
+/** {@code /statusz} for an operator: streams with age and bytes, recent ends, refusals by code. */
 class BrokerStatusJsonTest {
     @Test
     void detailsListOpenStreamsRecentEndsAndRefusalsByCode() {
         Instant t = Instant.parse("2026-01-01T00:00:00Z");
-        BrokerStatus status = new BrokerStatus(BrokerStatus.SessionState.CONNECTED, t, "broker-a", "https://r:443",
+        BrokerStatus status = new BrokerStatus(SessionState.CONNECTED, t, "broker-a", "https://r:443",
                 Optional.of(new BrokerStatus.Limits(10_000, 30_000, 1024, 1_048_576, 65_536)), 1, true, 3, 2,
                 new BrokerStatus.Details("s-1", null, 128,
                         List.of(new BrokerStatus.Stream(17, "dynamo/10.0.0.7:5557", 1500, 4096, 12, 128)),
-                        List.of(new BrokerStatus.End(t, "welcomed", "idle_timeout")),
-                        Map.of("target_not_allowed", 2L, "draining", 1L)));
+                        List.of(new BrokerStatus.End(t, AttemptResult.WELCOMED, EndReason.IDLE_TIMEOUT)),
+                        Map.of(Code.TARGET_NOT_ALLOWED, 2L, Code.DRAINING, 1L)));
         assertEquals("{\"version\":\"v\",\"state\":\"connected\",\"state_since\":\"2026-01-01T00:00:00Z\","
                 + "\"client_id\":\"broker-a\",\"bus\":\"https://r:443\",\"limits\":{\"heartbeat_interval_ms\":10000,"
                 + "\"idle_timeout_ms\":30000,\"max_streams\":1024,\"max_stream_buffer_bytes\":1048576,"
@@ -29,5 +34,16 @@ class BrokerStatusJsonTest {
                 + "\"bytes_to_publisher\":12,\"buffered_bytes\":128}],\"recent_session_ends\":[{\"at\":"
                 + "\"2026-01-01T00:00:00Z\",\"result\":\"welcomed\",\"reason\":\"idle_timeout\"}],"
                 + "\"recent_refusals\":{\"draining\":1,\"target_not_allowed\":2}}", status.toJson("v"));
+    }
+
+    @Test
+    void valuesAreEscapedByTheOneJsonWriterIntoOneLineOfAscii() {
+        BrokerStatus status = new BrokerStatus(SessionState.IDLE, Instant.EPOCH, "a\"b\\c\n\u00e9\u007f", "https://r",
+                Optional.empty(), 0, false, 0, 0);
+        String json = status.toJson("v");
+        assertTrue(json.contains("\"client_id\":\"a\\\"b\\\\c\\n\\u00E9\\u007F\""), json);
+        assertTrue(json.chars().allMatch(c -> c >= 0x20 && c < 0x7f), json);
+        assertTrue(json.contains("\"state\":\"idle\""), json);
+        assertTrue(json.contains("\"limits\":null"), json);
     }
 }

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.continuum.broker.relay.api.SessionState;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -48,7 +49,7 @@ class ObservabilityServerRawHttpTest {
     void start() {
         metrics = BrokerMetrics.create();
         server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), metrics, () -> true,
-                                           () -> new BrokerStatus(BrokerStatus.SessionState.CONNECTED,
+                                           () -> new BrokerStatus(SessionState.CONNECTED,
                                                                   Instant.parse("2026-01-01T00:00:00Z"),
                                                                   "broker-a", "https://router:443",
                                                                   Optional.empty(), 0, true, 0, 0),

@@ -14,6 +14,7 @@ import io.continuum.broker.app.config.ListenAddress;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.SessionState;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -32,7 +33,7 @@ class ObservabilityServerTest {
     void start() {
         metrics = BrokerMetrics.create();
         server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), metrics, synced::get,
-                                           () -> new BrokerStatus(BrokerStatus.SessionState.SYNCING,
+                                           () -> new BrokerStatus(SessionState.SYNCING,
                                                                   Instant.parse("2026-01-01T00:00:00Z"),
                                                                   "broker-a", "https://router:443",
                                                                   Optional.empty(), 0, synced.get(), 0, 0),

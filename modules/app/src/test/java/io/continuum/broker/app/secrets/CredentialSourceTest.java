@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.Map;
 
 import io.continuum.broker.app.config.CredentialLocation;
+import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.testing.secrets.Secrets;
 
 import org.junit.jupiter.api.Test;

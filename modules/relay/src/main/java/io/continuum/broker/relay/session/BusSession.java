@@ -10,9 +10,10 @@ import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.SessionLimits;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.BusEndpoint;
 
@@ -65,7 +66,7 @@ public final class BusSession {
      * @param credential the credential for this attempt (freshly read; never logged)
      * @param registry   where the broker keeps track of open streams for status and gauges
      */
-    public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
+    public BusSession(RelayConfig config, BusEndpoint endpoint, Credential credential, BusConnector connector,
                       PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry) {
         this(config, endpoint, credential, connector, view, dialer, metrics, registry, System::nanoTime);
     }
@@ -78,7 +79,7 @@ public final class BusSession {
      * @param registry   where the broker keeps track of open streams for status and gauges
      * @param nanoClock  monotonic clock for how long the session stayed welcomed
      */
-    public BusSession(RelayConfig config, BusEndpoint endpoint, String credential, BusConnector connector,
+    public BusSession(RelayConfig config, BusEndpoint endpoint, Credential credential, BusConnector connector,
                       PublisherView view, TargetDialer dialer, RelayMetrics metrics, StreamRegistry registry,
                       LongSupplier nanoClock) {
         this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");

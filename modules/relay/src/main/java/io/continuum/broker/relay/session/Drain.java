@@ -5,8 +5,8 @@ import java.time.Duration;
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.session.BusSession.State;
 
 /**

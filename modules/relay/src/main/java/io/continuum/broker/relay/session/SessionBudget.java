@@ -2,13 +2,15 @@ package io.continuum.broker.relay.session;
 
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.continuum.broker.relay.api.RelayConfig;
+
 /**
  * The buffer budget all data streams of one session share toward the router (R-BUF 2): 64 MiB by
  * default. Charged and released by {@link ChunkQueue}; lock-free.
  */
 public final class SessionBudget {
-    /** R-BUF 2: all streams of a session together buffer at most 64 MiB. */
-    public static final long DEFAULT_LIMIT_BYTES = 64L * 1024 * 1024;
+    /** R-BUF 2: all streams of a session together buffer at most 64 MiB (the spec's value, declared once). */
+    public static final long DEFAULT_LIMIT_BYTES = RelayConfig.Timeouts.SPEC.sessionBufferBytes();
 
     private final long limit;
     private final AtomicLong used = new AtomicLong();

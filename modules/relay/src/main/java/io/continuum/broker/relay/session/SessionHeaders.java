@@ -3,6 +3,7 @@ package io.continuum.broker.relay.session;
 import java.util.List;
 
 import io.continuum.broker.protocol.BusProtocol;
+import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.transport.Header;
 import io.continuum.broker.relay.transport.StreamRequest;
 
@@ -12,10 +13,10 @@ import io.continuum.broker.relay.transport.StreamRequest;
  */
 final class SessionHeaders {
     private final String userAgent;
-    private volatile String credential;
+    private volatile Credential credential;
     private volatile String sessionId;
 
-    SessionHeaders(String credential, String userAgent) {
+    SessionHeaders(Credential credential, String userAgent) {
         this.credential = credential;
         this.userAgent = userAgent;
     }
@@ -54,7 +55,7 @@ final class SessionHeaders {
     }
 
     private String credential() {
-        String c = credential;
-        return c == null ? "" : c;
+        Credential c = credential;
+        return c == null ? "" : c.reveal();
     }
 }

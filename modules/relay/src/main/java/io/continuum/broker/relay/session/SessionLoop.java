@@ -13,10 +13,11 @@ import java.util.random.RandomGenerator;
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.protocol.EndReason;
-import io.continuum.broker.relay.BrokerStatus;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayStatus;
+import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.BusEndpoint;
 import io.continuum.broker.relay.transport.TlsTrust;
@@ -43,13 +44,13 @@ public final class SessionLoop {
     private final TargetDialer dialer;
     private final RelayMetrics metrics;
     private final StreamRegistry registry;
-    private final ReconnectBackoff backoff;
+    private final ReconnectDelays backoff;
     private final RebalanceThrottle rebalance;
     private final LongSupplier nanoClock;
     private final String userAgent;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final ArrayDeque<BrokerStatus.SessionEnd> recentEnds = new ArrayDeque<>();
+    private final ArrayDeque<RelayStatus.SessionEnd> recentEnds = new ArrayDeque<>();
     private volatile State state = State.NEW;
     private volatile BusSession session;
     private volatile boolean stopping;
@@ -80,7 +81,7 @@ public final class SessionLoop {
         this.dialer = dialer;
         this.metrics = metrics;
         this.registry = registry;
-        this.backoff = new ReconnectBackoff(config.backoffInitial(), config.backoffMax(), random);
+        this.backoff = new ReconnectDelays(config.reconnectBackoff(), random);
         this.rebalance = new RebalanceThrottle(nanoClock, random);
         this.nanoClock = nanoClock;
         this.userAgent = userAgent;
@@ -134,10 +135,11 @@ public final class SessionLoop {
 
     private SessionOutcome attempt() {
         BusEndpoint endpoint;
-        String credential;
+        Credential credential;
         try {
-            byte[] ca = config.caBundle() == null ? null : config.caBundle().call();
-            endpoint = new BusEndpoint(config.busUrl(), ca == null ? TlsTrust.systemRoots() : TlsTrust.caPem(ca),
+            TlsTrust trust = config.caCertificates() == null ? TlsTrust.systemRoots()
+                    : TlsTrust.certificates(config.caCertificates().call());
+            endpoint = new BusEndpoint(config.busUrl(), trust,
                     config.tlsServerName(), config.busConnectTimeout(), userAgent);
             credential = config.credential().call();
         } catch (Exception e) {
@@ -317,7 +319,7 @@ public final class SessionLoop {
      *
      * @return snapshot
      */
-    public List<BrokerStatus.SessionEnd> recentEnds() {
+    public List<RelayStatus.SessionEnd> recentEnds() {
         synchronized (recentEnds) {
             return List.copyOf(recentEnds);
         }
@@ -328,7 +330,7 @@ public final class SessionLoop {
             if (recentEnds.size() == RECENT_ENDS) {
                 recentEnds.removeFirst();
             }
-            recentEnds.addLast(new BrokerStatus.SessionEnd(Instant.now(), o.result(), o.reason(), o.detail()));
+            recentEnds.addLast(new RelayStatus.SessionEnd(Instant.now(), o.result(), o.reason(), o.detail()));
         }
     }
 

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 
 /**
  * How one session attempt went: what the reconnect loop needs to choose the next delay.

@@ -15,8 +15,8 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.protocol.Target;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.TransportException;
 

@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.SessionLimits;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 
 /**
  * The session's clocks (bus-protocol-v1.md section 4 items 1-2): once welcomed, one timer thread sends a

@@ -5,7 +5,7 @@ import java.util.function.BooleanSupplier;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.RelayMetrics;
+import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.TransportException;
 

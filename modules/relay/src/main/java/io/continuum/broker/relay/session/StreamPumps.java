@@ -13,8 +13,8 @@ import java.util.function.BooleanSupplier;
 
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.protocol.Code;
-import io.continuum.broker.relay.RelayMetrics;
-import io.continuum.broker.relay.RelayMetrics.Direction;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayMetrics.Direction;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.ResponseHead;
 import io.continuum.broker.relay.transport.TransportException;

@@ -10,7 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.continuum.broker.protocol.Code;
-import io.continuum.broker.relay.BrokerStatus;
+import io.continuum.broker.relay.api.RelayStatus;
 import io.continuum.broker.relay.dial.RefusalLog;
 
 /**
@@ -22,7 +22,7 @@ public final class StreamRegistry {
     private static final int RECENT = 16;
 
     private final Map<Long, DataStream> open = new ConcurrentHashMap<>();
-    private final ArrayDeque<BrokerStatus.Refusal> refusals = new ArrayDeque<>();
+    private final ArrayDeque<RelayStatus.Refusal> refusals = new ArrayDeque<>();
     private final RefusalLog refusalLog;
     private volatile BusSession current;
 
@@ -59,7 +59,7 @@ public final class StreamRegistry {
             if (refusals.size() == RECENT) {
                 refusals.removeFirst();
             }
-            refusals.addLast(new BrokerStatus.Refusal(Instant.now(), streamId, code, reason));
+            refusals.addLast(new RelayStatus.Refusal(Instant.now(), streamId, code, reason));
         }
     }
 
@@ -86,13 +86,13 @@ public final class StreamRegistry {
      *
      * @return snapshot
      */
-    public List<BrokerStatus.OpenStream> openStreams() {
-        List<BrokerStatus.OpenStream> list = new ArrayList<>();
+    public List<RelayStatus.OpenStream> openStreams() {
+        List<RelayStatus.OpenStream> list = new ArrayList<>();
         for (DataStream ds : open.values()) {
-            list.add(new BrokerStatus.OpenStream(ds.streamId(), String.valueOf(ds.key()), ds.age(), ds.bytesToRouter(),
+            list.add(new RelayStatus.OpenStream(ds.streamId(), String.valueOf(ds.key()), ds.age(), ds.bytesToRouter(),
                     ds.bytesToPublisher(), ds.bufferedBytes()));
         }
-        list.sort(Comparator.comparing(BrokerStatus.OpenStream::age).reversed());
+        list.sort(Comparator.comparing(RelayStatus.OpenStream::age).reversed());
         return list;
     }
 
@@ -101,7 +101,7 @@ public final class StreamRegistry {
      *
      * @return snapshot
      */
-    public List<BrokerStatus.Refusal> recentRefusals() {
+    public List<RelayStatus.Refusal> recentRefusals() {
         synchronized (refusals) {
             return List.copyOf(refusals);
         }

@@ -3,8 +3,8 @@ package io.continuum.broker.relay.session;
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.event.Severity;
 import io.continuum.broker.protocol.EndReason;
-import io.continuum.broker.relay.RelayMetrics;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.transport.BusConnection;
 
 /**

@@ -1,18 +1,15 @@
 package io.continuum.broker.relay.transport;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
-import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -177,17 +174,11 @@ final class TlsDialer {
             TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
             switch (trust) {
                 case TlsTrust.SystemRoots ignored -> tmf.init((KeyStore) null);
-                case TlsTrust.CaPem caPem -> {
-                    Collection<? extends Certificate> certificates = CertificateFactory.getInstance("X.509")
-                            .generateCertificates(new ByteArrayInputStream(caPem.pem()));
-                    if (certificates.isEmpty()) {
-                        throw new BusConnectException(BusConnectException.Kind.TLS, "CA bundle holds no certificate",
-                                null);
-                    }
+                case TlsTrust.Certificates ca -> {
                     KeyStore store = KeyStore.getInstance("PKCS12");
                     store.load(null, null);
                     int i = 0;
-                    for (Certificate certificate : certificates) {
+                    for (Certificate certificate : ca.certificates()) {
                         store.setCertificateEntry("ca-" + i++, certificate);
                     }
                     tmf.init(store);

@@ -1,6 +1,7 @@
 package io.continuum.broker.relay.transport;
 
-import java.util.Objects;
+import java.security.cert.X509Certificate;
+import java.util.List;
 
 /** The trust anchors used to verify the router's certificate. */
 public sealed interface TlsTrust {
@@ -9,35 +10,22 @@ public sealed interface TlsTrust {
     }
 
     /**
-     * Only the certificates of a PEM bundle (the {@code ca_file}).
+     * Only these certificates (the {@code ca_file}, parsed and checked once by whoever read it).
      *
-     * @param pem the bundle's bytes: one or more {@code CERTIFICATE} blocks
+     * @param certificates at least one
      */
-    record CaPem(byte[] pem) implements TlsTrust {
-        /** Copies. */
-        public CaPem {
-            Objects.requireNonNull(pem, "pem");
-            pem = pem.clone();
-        }
-
-        @Override
-        public byte[] pem() {
-            return pem.clone();
+    record Certificates(List<X509Certificate> certificates) implements TlsTrust {
+        /** Copies; an empty list would trust nothing and fail every handshake, so it is refused here. */
+        public Certificates {
+            certificates = List.copyOf(certificates);
+            if (certificates.isEmpty()) {
+                throw new IllegalArgumentException("a CA bundle needs at least one certificate");
+            }
         }
 
         @Override
         public String toString() {
-            return "CaPem[" + pem.length + " bytes]";
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof CaPem other && java.util.Arrays.equals(pem, other.pem);
-        }
-
-        @Override
-        public int hashCode() {
-            return java.util.Arrays.hashCode(pem);
+            return "Certificates[" + certificates.size() + "]";
         }
     }
 
@@ -47,10 +35,10 @@ public sealed interface TlsTrust {
     }
 
     /**
-     * @param pem PEM bundle
+     * @param certificates CA certificates
      * @return trust in exactly these certificates
      */
-    static TlsTrust caPem(byte[] pem) {
-        return new CaPem(pem);
+    static TlsTrust certificates(List<X509Certificate> certificates) {
+        return new Certificates(certificates);
     }
 }

@@ -8,8 +8,9 @@ import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.relay.api.Credential;
 
 /**
  * A broker built with the public API against any bus URL (a raw HTTP/2 peer, or a second broker on
@@ -20,8 +21,8 @@ final class Brokers {
     }
 
     static EventBroker against(URI busUrl, String clientId, PublisherView view, CountingMetrics metrics) {
-        RelayConfig config = RelayConfig.builder().busUrl(busUrl).caBundle(BrokerHarness.PKI::caPem)
-                .credential(() -> BrokerHarness.CREDENTIAL).clientId(clientId).kubernetesNamespace("gpu-serving")
+        RelayConfig config = RelayConfig.builder().busUrl(busUrl).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId(clientId).kubernetesNamespace("gpu-serving")
                 .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE)).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
         return EventBroker.create(config, view, metrics);

@@ -140,7 +140,7 @@ class SubscribeStormTest {
 
     /** The spec values the storms keep. */
     private static final class RelayConfigDefaults {
-        static final Duration CONNECT_BUDGET = io.continuum.broker.relay.RelayConfig.Timeouts.SPEC.upstreamConnectTotal();
-        static final int MAX_CONCURRENT_DIALS = io.continuum.broker.relay.RelayConfig.Timeouts.SPEC.maxConcurrentDials();
+        static final Duration CONNECT_BUDGET = io.continuum.broker.relay.api.RelayConfig.Timeouts.SPEC.upstreamConnectTotal();
+        static final int MAX_CONCURRENT_DIALS = io.continuum.broker.relay.api.RelayConfig.Timeouts.SPEC.maxConcurrentDials();
     }
 }

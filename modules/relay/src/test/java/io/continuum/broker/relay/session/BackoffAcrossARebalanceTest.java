@@ -11,7 +11,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.MutableView;
-import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.RefusalLog;
 import io.continuum.broker.relay.transport.HelidonBusConnector;
@@ -19,6 +19,7 @@ import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
@@ -53,8 +54,8 @@ class BackoffAcrossARebalanceTest {
                 .tls(BrokerHarness.SERVER.key(), List.of(BrokerHarness.SERVER.certificate()))
                 .credential(BrokerHarness.CREDENTIAL)
                 .sessionPolicy(hello -> SessionAnswer.status(503)).start()) {
-            RelayConfig config = RelayConfig.builder().busUrl(router.url()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+            RelayConfig config = RelayConfig.builder().busUrl(router.url()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE))
                     .reconnectBackoff(Duration.ofMillis(INITIAL_MS), Duration.ofSeconds(10)).build();
             CountingMetrics metrics = new CountingMetrics();

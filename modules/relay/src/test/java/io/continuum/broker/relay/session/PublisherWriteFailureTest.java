@@ -18,7 +18,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.MutableView;
-import io.continuum.broker.relay.RelayConfig;
+import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.DialTarget;
 import io.continuum.broker.relay.dial.RefusalLog;
@@ -27,6 +27,7 @@ import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -111,8 +112,8 @@ class PublisherWriteFailureTest {
                 return new DialResult.Connected(((DialTarget.Publisher) target).key(), s,
                         (InetSocketAddress) s.getRemoteSocketAddress());
             };
-            RelayConfig config = RelayConfig.builder().busUrl(router.url()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+            RelayConfig config = RelayConfig.builder().busUrl(router.url()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
+                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(NAMESPACE)).build();
             CountingMetrics metrics = new CountingMetrics();
             SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), new HelidonBusConnector(),

@@ -7,11 +7,12 @@ import java.util.random.RandomGenerator;
 
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.RelayConfig;
-import io.continuum.broker.relay.RelayMetrics;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.dial.RefusalLog;
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.Credential;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,7 +23,7 @@ class SessionLoopDelayTest {
 
     private SessionLoop loop() {
         RelayConfig config = RelayConfig.builder().busUrl(URI.create("https://router.example"))
-                .credential(() -> "x").clientId("c").kubernetesNamespace("k")
+                .credential(() -> Credential.of("x")).clientId("c").kubernetesNamespace("k")
                 .reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60)).build();
         RandomGenerator highest = new RandomGenerator() {
             @Override

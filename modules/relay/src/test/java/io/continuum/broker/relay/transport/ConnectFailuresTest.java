@@ -42,15 +42,15 @@ class ConnectFailuresTest {
         try (TestRouter router = TestRouter.builder(TransportFixture.SERVER).start()) {
             URI url = router.busUrl();
             assertEquals(BusConnectException.Kind.TLS, kindOf(endpointWith(url,
-                    TlsTrust.caPem(EphemeralPki.create("other-ca").caPem()), null, WAIT)), "untrusted CA");
+                    TlsTrust.certificates(List.of(EphemeralPki.create("other-ca").caCertificate())), null, WAIT)), "untrusted CA");
             assertEquals(BusConnectException.Kind.TLS, kindOf(endpointWith(url,
-                    TlsTrust.caPem(TransportFixture.PKI.caPem()), "router.example", WAIT)), "name mismatch");
+                    TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), "router.example", WAIT)), "name mismatch");
             assertEquals(BusConnectException.Kind.TLS, kindOf(endpointWith(url, TlsTrust.systemRoots(), null, WAIT)),
                     "test CA is not a system root");
             // tls_server_name overrides the URL host: connect by IP, verify the DNS name
             URI byIp = URI.create("https://127.0.0.1:" + url.getPort());
             try (BusConnection ok = new HelidonBusConnector().connect(endpointWith(byIp,
-                    TlsTrust.caPem(TransportFixture.PKI.caPem()), "localhost", WAIT))) {
+                    TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), "localhost", WAIT))) {
                 assertTrue(ok.isOpen());
             }
         }
@@ -122,7 +122,7 @@ class ConnectFailuresTest {
             long start = System.nanoTime();
             assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(endpointWith(
                     URI.create("https://localhost:" + silent.getLocalPort()),
-                    TlsTrust.caPem(TransportFixture.PKI.caPem()), null, timeout)));
+                    TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), null, timeout)));
             System.out.println("[transport] silent TLS peer: connect failed after "
                     + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms (timeout 700 ms)");
             accept.join(WAIT);
@@ -144,7 +144,7 @@ class ConnectFailuresTest {
             long start = System.nanoTime();
             assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(endpointWith(
                     URI.create("https://localhost:" + listener.getLocalPort()),
-                    TlsTrust.caPem(TransportFixture.PKI.caPem()), null, timeout)));
+                    TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), null, timeout)));
             long millis = Duration.ofNanos(System.nanoTime() - start).toMillis();
             System.out.println("[transport] no SETTINGS: connect failed after " + millis + " ms (timeout 700 ms)");
             assertFalse(millis > 15_000, "bounded by the connect timeout, not Helidon's 20 s");

@@ -24,7 +24,7 @@ final class TransportFixture {
     }
 
     static BusEndpoint endpoint(URI url) {
-        return new BusEndpoint(url, TlsTrust.caPem(PKI.caPem()), null, Duration.ofSeconds(10),
+        return new BusEndpoint(url, TlsTrust.certificates(List.of(PKI.caCertificate())), null, Duration.ofSeconds(10),
                 "continuum-event-broker/test");
     }
 

@@ -1,4 +1,4 @@
-package io.continuum.broker.relay;
+package io.continuum.broker.relay.api;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -7,13 +7,12 @@ import java.util.List;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.SessionLimits;
-import io.continuum.broker.relay.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 
 /**
  * What an operator sees on {@code /statusz}. Never contains the credential.
  *
- * @param loopState      {@code waiting_for_sync}, {@code connecting}, {@code session}, {@code backing_off}, {@code stopped}
- * @param sessionState   current session's state ({@code awaiting_welcome}, {@code welcomed}, {@code draining}), or null
+ * @param state          where the session loop and its current session stand
  * @param sessionId      current session id, or null
  * @param limits         negotiated limits, or null
  * @param nextAttemptAt  when the next attempt starts while backing off, or null
@@ -22,13 +21,12 @@ import io.continuum.broker.relay.RelayMetrics.AttemptResult;
  * @param recentEnds     the last few session ends, oldest first
  * @param recentRefusals the last few refusals, oldest first
  */
-public record BrokerStatus(String loopState, String sessionState, String sessionId, SessionLimits limits,
-                           Instant nextAttemptAt, long bufferedBytes, List<OpenStream> openStreams,
-                           List<SessionEnd> recentEnds, List<Refusal> recentRefusals) {
-    /**
-     * Copies the lists.
-     */
-    public BrokerStatus {
+public record RelayStatus(SessionState state, String sessionId, SessionLimits limits,
+                          Instant nextAttemptAt, long bufferedBytes, List<OpenStream> openStreams,
+                          List<SessionEnd> recentEnds, List<Refusal> recentRefusals) {
+    /** Copies the lists. */
+    public RelayStatus {
+        java.util.Objects.requireNonNull(state, "state");
         openStreams = List.copyOf(openStreams);
         recentEnds = List.copyOf(recentEnds);
         recentRefusals = List.copyOf(recentRefusals);

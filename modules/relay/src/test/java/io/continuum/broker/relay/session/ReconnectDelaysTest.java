@@ -3,6 +3,7 @@ package io.continuum.broker.relay.session;
 import java.time.Duration;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.relay.api.ReconnectBackoff;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** bus-protocol-v1.md section 4 items 4-5; R-BEH 6-7. */
-class ReconnectBackoffTest {
+class ReconnectDelaysTest {
     /** Always draws the lowest value of the range. */
     private static final RandomGenerator LOWEST = new FixedRandom(false);
     /** Always draws the highest value of the range. */
@@ -20,12 +21,12 @@ class ReconnectBackoffTest {
 
     @Test
     void theNthDelayIsBoundedByInitialTimesTwoToTheNCappedAtMax() {
-        ReconnectBackoff high = new ReconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60), HIGHEST);
+        ReconnectDelays high = new ReconnectDelays(ReconnectBackoff.DEFAULT, HIGHEST);
         long[] expectedSeconds = {2, 4, 8, 16, 32, 60, 60, 60};
         for (long s : expectedSeconds) {
             assertEquals(Duration.ofSeconds(s), high.nextDelay());
         }
-        ReconnectBackoff low = new ReconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60), LOWEST);
+        ReconnectDelays low = new ReconnectDelays(ReconnectBackoff.DEFAULT, LOWEST);
         for (int i = 0; i < 8; i++) {
             assertEquals(Duration.ofSeconds(1), low.nextDelay(), "every delay is at least initial");
         }
@@ -33,7 +34,8 @@ class ReconnectBackoffTest {
 
     @Test
     void everyDelayLiesWithinInitialAndMaxForARealRandomSource() {
-        ReconnectBackoff backoff = new ReconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(3),
+        ReconnectDelays backoff = new ReconnectDelays(
+                new ReconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(3)),
                 RandomGenerator.of("L64X128MixRandom"));
         for (int i = 0; i < 10_000; i++) {
             Duration d = backoff.nextDelay();
@@ -43,7 +45,7 @@ class ReconnectBackoffTest {
 
     @Test
     void resetStartsTheSequenceOver() {
-        ReconnectBackoff backoff = new ReconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60), HIGHEST);
+        ReconnectDelays backoff = new ReconnectDelays(ReconnectBackoff.DEFAULT, HIGHEST);
         backoff.nextDelay();
         backoff.nextDelay();
         backoff.reset();
@@ -54,7 +56,7 @@ class ReconnectBackoffTest {
     @Test
     void initialAboveMaxIsRejected() {
         assertThrows(IllegalArgumentException.class,
-                () -> new ReconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1), LOWEST));
+                () -> new ReconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)));
     }
 
     @Test

@@ -1,27 +1,30 @@
-package io.continuum.broker.relay;
+package io.continuum.broker.relay.api;
 
 import java.net.URI;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 
+import io.continuum.broker.relay.dial.DialDefaults;
 import io.continuum.broker.relay.net.Cidr;
 
 /**
- * Everything the relay needs to run, already validated by the app's configuration loader
- * (R-CFG). Deadlines default to the spec values (R-OPEN, bus-protocol-v1.md); tests shrink them.
+ * Everything the relay needs to run, already validated by the app's configuration loader (R-CFG). The
+ * defaults here are the only ones: the app's field table and the builder both take them from this class (and
+ * the dial's from {@code relay.dial}), so a default changes in one place. Tests shrink the deadlines.
  *
  * @param busUrl                 router event bus, {@code https://host[:port]}
  * @param tlsServerName          name checked against the router certificate, null for the URL host
- * @param caBundle               reads the CA PEM bundle at every session attempt; null for system roots
- * @param credential             reads the bearer credential at every session attempt (never logged)
+ * @param caCertificates         reads and checks the CA bundle at every session attempt (a rotated bundle
+ *                               applies at the next one); null for the system roots
+ * @param credential             reads the bearer credential at every session attempt, for the same reason
  * @param clientId               client id declared in {@code hello}
  * @param kubernetesNamespace    namespace declared in {@code hello}
  * @param dynamoNamespaces       Dynamo namespaces declared in {@code hello} and enforced by check 5
  * @param allowedCidrs           optional dial allow-list (R-SEC 9)
- * @param backoffInitial         {@code reconnect_backoff.initial}
- * @param backoffMax             {@code reconnect_backoff.max}
+ * @param reconnectBackoff       {@code reconnect_backoff}
  * @param drainDeadline          how long SIGTERM lets streams finish
  * @param busConnectTimeout      TCP + TLS + HTTP/2 handshake, and the wait for {@code welcome}
  * @param upstreamConnectTimeout one publisher connect attempt
@@ -29,21 +32,30 @@ import io.continuum.broker.relay.net.Cidr;
  */
 public record RelayConfig(URI busUrl,
                           String tlsServerName,
-                          Callable<byte[]> caBundle,
-                          Callable<String> credential,
+                          Callable<List<X509Certificate>> caCertificates,
+                          Callable<Credential> credential,
                           String clientId,
                           String kubernetesNamespace,
                           List<String> dynamoNamespaces,
                           List<Cidr> allowedCidrs,
-                          Duration backoffInitial,
-                          Duration backoffMax,
+                          ReconnectBackoff reconnectBackoff,
                           Duration drainDeadline,
                           Duration busConnectTimeout,
                           Duration upstreamConnectTimeout,
                           Timeouts timeouts) {
+    /** R-CFG {@code drain_deadline}. */
+    public static final Duration DEFAULT_DRAIN_DEADLINE = Duration.ofSeconds(25);
+    /** R-CFG {@code bus_connect_timeout}. */
+    public static final Duration DEFAULT_BUS_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /** R-CFG {@code upstream_connect_timeout}: one connect attempt. */
+    public static final Duration DEFAULT_UPSTREAM_CONNECT_TIMEOUT = DialDefaults.CONNECT_ATTEMPT_TIMEOUT;
     /**
-     * Validates and copies.
+     * The largest {@code upstream_connect_timeout}: one attempt can never outlast the budget of all attempts
+     * (R-OPEN).
      */
+    public static final Duration MAX_UPSTREAM_CONNECT_TIMEOUT = DialDefaults.CONNECT_BUDGET;
+
+    /** Checks presence and copies the lists. */
     public RelayConfig {
         Objects.requireNonNull(busUrl, "busUrl");
         Objects.requireNonNull(credential, "credential");
@@ -51,8 +63,7 @@ public record RelayConfig(URI busUrl,
         Objects.requireNonNull(kubernetesNamespace, "kubernetesNamespace");
         dynamoNamespaces = List.copyOf(dynamoNamespaces);
         allowedCidrs = List.copyOf(allowedCidrs);
-        Objects.requireNonNull(backoffInitial, "backoffInitial");
-        Objects.requireNonNull(backoffMax, "backoffMax");
+        Objects.requireNonNull(reconnectBackoff, "reconnectBackoff");
         Objects.requireNonNull(drainDeadline, "drainDeadline");
         Objects.requireNonNull(busConnectTimeout, "busConnectTimeout");
         Objects.requireNonNull(upstreamConnectTimeout, "upstreamConnectTimeout");
@@ -60,7 +71,7 @@ public record RelayConfig(URI busUrl,
     }
 
     /**
-     * A builder with the R-CFG defaults.
+     * A builder holding the defaults above; bus URL, credential, client id and Kubernetes namespace have none.
      *
      * @return builder
      */
@@ -84,121 +95,109 @@ public record RelayConfig(URI busUrl,
      * @param responseHead         R-OPEN: the router's response head for a data stream, 10 s
      * @param stableSession        section 4: a session welcomed this long resets the backoff, 60 s
      * @param sessionBufferBytes   R-BUF 2: all streams of a session, 64 MiB
-     * @param maxConcurrentDials   publisher dials in flight per session (queued dials keep their deadlines)
+     * @param maxConcurrentDials   publisher dials in flight per broker (queued dials keep their deadlines)
      */
     public record Timeouts(Duration dnsResolution, Duration upstreamConnectTotal, Duration streamSlot,
                            Duration responseHead, Duration stableSession, long sessionBufferBytes,
                            int maxConcurrentDials) {
         /** The spec's values. */
-        public static final Timeouts SPEC = new Timeouts(Duration.ofSeconds(5), Duration.ofSeconds(10),
-                Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(60), 64L * 1024 * 1024, 64);
+        public static final Timeouts SPEC = new Timeouts(DialDefaults.DNS_TIMEOUT,
+                DialDefaults.CONNECT_BUDGET, Duration.ofSeconds(5), Duration.ofSeconds(10),
+                Duration.ofSeconds(60), 64L * 1024 * 1024, DialDefaults.MAX_CONCURRENT_DIALS);
     }
 
-    /**
-     * Builder of {@link RelayConfig}.
-     */
+    /** Builds a {@link RelayConfig}; every setter replaces one component of the record. */
     public static final class Builder {
         private URI busUrl;
         private String tlsServerName;
-        private Callable<byte[]> caBundle;
-        private Callable<String> credential;
+        private Callable<List<X509Certificate>> caCertificates;
+        private Callable<Credential> credential;
         private String clientId;
         private String kubernetesNamespace;
         private List<String> dynamoNamespaces = List.of();
         private List<Cidr> allowedCidrs = List.of();
-        private Duration backoffInitial = Duration.ofSeconds(1);
-        private Duration backoffMax = Duration.ofSeconds(60);
-        private Duration drainDeadline = Duration.ofSeconds(25);
-        private Duration busConnectTimeout = Duration.ofSeconds(10);
-        private Duration upstreamConnectTimeout = Duration.ofSeconds(5);
+        private ReconnectBackoff reconnectBackoff = ReconnectBackoff.DEFAULT;
+        private Duration drainDeadline = DEFAULT_DRAIN_DEADLINE;
+        private Duration busConnectTimeout = DEFAULT_BUS_CONNECT_TIMEOUT;
+        private Duration upstreamConnectTimeout = DEFAULT_UPSTREAM_CONNECT_TIMEOUT;
         private Timeouts timeouts = Timeouts.SPEC;
 
         private Builder() {
         }
 
-        /** @param v bus URL @return this */
         public Builder busUrl(URI v) {
             busUrl = v;
             return this;
         }
 
-        /** @param v TLS server name or null @return this */
         public Builder tlsServerName(String v) {
             tlsServerName = v;
             return this;
         }
 
-        /** @param v CA bundle reader, or null for system roots @return this */
-        public Builder caBundle(Callable<byte[]> v) {
-            caBundle = v;
+        public Builder caCertificates(Callable<List<X509Certificate>> v) {
+            caCertificates = v;
             return this;
         }
 
-        /** @param v credential reader @return this */
-        public Builder credential(Callable<String> v) {
+        public Builder credential(Callable<Credential> v) {
             credential = v;
             return this;
         }
 
-        /** @param v client id @return this */
         public Builder clientId(String v) {
             clientId = v;
             return this;
         }
 
-        /** @param v Kubernetes namespace @return this */
         public Builder kubernetesNamespace(String v) {
             kubernetesNamespace = v;
             return this;
         }
 
-        /** @param v Dynamo namespaces @return this */
         public Builder dynamoNamespaces(List<String> v) {
             dynamoNamespaces = v;
             return this;
         }
 
-        /** @param v allowed CIDRs @return this */
         public Builder allowedCidrs(List<Cidr> v) {
             allowedCidrs = v;
             return this;
         }
 
-        /** @param initial first delay @param max largest delay @return this */
-        public Builder reconnectBackoff(Duration initial, Duration max) {
-            backoffInitial = initial;
-            backoffMax = max;
+        public Builder reconnectBackoff(ReconnectBackoff v) {
+            reconnectBackoff = v;
             return this;
         }
 
-        /** @param v drain deadline @return this */
+        public Builder reconnectBackoff(Duration initial, Duration max) {
+            return reconnectBackoff(new ReconnectBackoff(initial, max));
+        }
+
         public Builder drainDeadline(Duration v) {
             drainDeadline = v;
             return this;
         }
 
-        /** @param v bus connect timeout @return this */
         public Builder busConnectTimeout(Duration v) {
             busConnectTimeout = v;
             return this;
         }
 
-        /** @param v one upstream connect attempt @return this */
         public Builder upstreamConnectTimeout(Duration v) {
             upstreamConnectTimeout = v;
             return this;
         }
 
-        /** @param v spec deadlines (tests only) @return this */
+        /** Tests only: the spec's deadlines are not configurable. */
         public Builder timeouts(Timeouts v) {
             timeouts = v;
             return this;
         }
 
-        /** @return the config */
         public RelayConfig build() {
-            return new RelayConfig(busUrl, tlsServerName, caBundle, credential, clientId, kubernetesNamespace,
-                    dynamoNamespaces, allowedCidrs, backoffInitial, backoffMax, drainDeadline, busConnectTimeout,
+            return new RelayConfig(busUrl, tlsServerName, caCertificates, credential, clientId, kubernetesNamespace,
+                    dynamoNamespaces, allowedCidrs, reconnectBackoff, drainDeadline, busConnectTimeout,
                     upstreamConnectTimeout, timeouts);
         }
     }

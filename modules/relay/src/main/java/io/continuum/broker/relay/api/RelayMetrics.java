@@ -1,4 +1,4 @@
-package io.continuum.broker.relay;
+package io.continuum.broker.relay.api;
 
 import java.time.Duration;
 
@@ -6,8 +6,8 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 
 /**
- * What the relay reports for R-MET. The app implements it on Helidon metrics; every label value
- * comes from a bounded enum. Implementations must be thread-safe and must not block.
+ * What the relay reports for R-MET. The app's metrics implement it directly on Helidon metrics; every
+ * label value comes from a bounded enum. Implementations must be thread-safe and must not block.
  */
 public interface RelayMetrics {
     /** Reports nothing. */
@@ -26,6 +26,29 @@ public interface RelayMetrics {
         private final String label;
 
         AttemptResult(String label) {
+            this.label = label;
+        }
+
+        /**
+         * Label value.
+         *
+         * @return label
+         */
+        public String label() {
+            return label;
+        }
+    }
+
+    /** {@code publisher_dial_duration_seconds{result}}. */
+    enum DialResult {
+        /** The publisher socket connected. */
+        CONNECTED("connected"),
+        /** Name resolution or every connect attempt failed ({@code upstream_connect_failed}). */
+        FAILED("failed");
+
+        private final String label;
+
+        DialResult(String label) {
             this.label = label;
         }
 
@@ -116,10 +139,10 @@ public interface RelayMetrics {
      * A publisher dial ended: connected, or refused with {@code upstream_connect_failed} (resolution or every
      * connect attempt failed). Targets refused by a check before dialing are not reported.
      *
-     * @param connected whether the socket connected
-     * @param elapsed   from the start of the checks to the connected socket or the failure
+     * @param result  whether the socket connected
+     * @param elapsed from the start of the checks to the connected socket or the failure
      */
-    default void publisherDialed(boolean connected, Duration elapsed) {
+    default void publisherDialed(DialResult result, Duration elapsed) {
     }
 
     /**
