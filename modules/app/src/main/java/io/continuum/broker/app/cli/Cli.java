@@ -279,8 +279,6 @@ public final class Cli {
         // Handlers go in before anything starts, so an early SIGTERM still drains instead of killing.
         ShutdownWait wait = shutdownWait != null ? shutdownWait : ShutdownSignals.install()::awaitFirst;
         LoggingSetup.configure(config.logFormat(), config.logLevel(), err);
-        // Overlaps the observability server's slowest set-up with the credential, CA and metrics work below.
-        ObservabilityServer.prepare();
         String version = version();
         Event loaded = LOG.info("config_loaded").field("version", version).field("config", configPath.toString());
         config.describe().forEach(kv -> loaded.field(kv[0], kv[1]));

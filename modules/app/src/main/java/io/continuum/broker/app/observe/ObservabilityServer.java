@@ -9,7 +9,6 @@ import io.continuum.broker.app.config.ListenAddress;
 
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
-import io.helidon.metrics.api.MetricsConfig;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.ServerResponse;
 import io.helidon.webserver.observe.ObserveFeature;
@@ -27,25 +26,6 @@ public final class ObservabilityServer implements AutoCloseable {
 
     private ObservabilityServer(WebServer server) {
         this.server = server;
-    }
-
-    /**
-     * Starts, on a background thread, the slowest part of {@link #start}'s set-up that needs nothing from
-     * the broker: Helidon's metrics endpoint reads its defaults from Helidon's global service registry, and
-     * building that registry (discovering the service descriptors of every module) is more work than the rest
-     * of the server. Called once logging is configured (Helidon may log while it builds the registry);
-     * {@link #start} then finds the registry built, or waits for it. A failure here is ignored: {@link #start}
-     * meets it again and reports it.
-     */
-    public static void prepare() {
-        Thread.ofPlatform().daemon().name("observability-prepare").start(() -> {
-            try {
-                // The call MetricsObserver's builder makes first (its default MetricsConfig).
-                MetricsConfig.create();
-            } catch (RuntimeException ignored) {
-                // reported by start()
-            }
-        });
     }
 
     /**
