@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start-up time of a broker launcher: process start to the first /healthz 200, median of N runs.
-#   packaging/measure-startup.sh LAUNCHER [RUNS]     (RUNS defaults to 7)
+#   packaging/measure-startup.sh LAUNCHER [LAUNCHER...] [RUNS]     (RUNS defaults to 7)
 # The clock starts right before the launcher is spawned and stops when curl first gets 200
 # (polled every 10 ms, so figures are rounded up by at most ~10 ms plus one curl). Each run uses
 # a fixed port, a throw-away credential and a kubeconfig naming an unreachable API server; the
@@ -11,9 +11,19 @@
 # both alike): a trivial Helidon SE app with one route, a jlink JRE and an AOT cache, built by
 # bench/startup-baseline/build.sh into target/startup-baseline (once). The last line is the ratio of the
 # medians, broker / baseline. MEASURE_BASELINE=0 skips it.
+#
+# Several launchers (an A/B of two builds of the image, each with its own trained cache) are measured in
+# the same rounds: each round starts every launcher once, then the baseline; each gets its own median and
+# ratio.
 set -euo pipefail
-launcher="${1:?usage: measure-startup.sh LAUNCHER [RUNS]}"
-runs="${2:-7}"
+usage="usage: measure-startup.sh LAUNCHER [LAUNCHER...] [RUNS]"
+[ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
+runs=7
+launchers=()
+for arg in "$@"; do
+    if [[ "$arg" =~ ^[0-9]+$ ]]; then runs="$arg"; else launchers+=("$arg"); fi
+done
+[ ${#launchers[@]} -ge 1 ] && [ "$runs" -ge 1 ] || { echo "$usage" >&2; exit 2; }
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 baseline=""
 if [ "${MEASURE_BASELINE:-1}" != 0 ]; then
@@ -65,32 +75,42 @@ measure() {
     ms=$(( (end - start) / 1000000 ))
 }
 median() { sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
-times=()
-cpus=()
+# per launcher (index k): space-separated wall and CPU times of its runs
+declare -a walls=() cpus=()
 btimes=()
 bcpus=()
 for i in $(seq 1 "$runs"); do
-    measure "$launcher"
-    times+=("$ms")
-    cpus+=("$cpu_ms")
-    line="    run $i: $ms ms (CPU $cpu_ms ms)"
+    line="    run $i:"
+    for k in "${!launchers[@]}"; do
+        measure "${launchers[$k]}"
+        walls[k]="${walls[k]:-} $ms"
+        cpus[k]="${cpus[k]:-} $cpu_ms"
+        line="$line $ms ms (CPU $cpu_ms ms);"
+    done
     if [ -n "$baseline" ]; then
         measure "$baseline"
         btimes+=("$ms")
         bcpus+=("$cpu_ms")
-        line="$line; baseline $ms ms (CPU $cpu_ms ms)"
+        line="$line baseline $ms ms (CPU $cpu_ms ms);"
     fi
-    echo "$line; load $(cut -d' ' -f1 /proc/loadavg)"
+    echo "$line load $(cut -d' ' -f1 /proc/loadavg)"
 done
-sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-med=$(median <<<"$sorted")
-cpu_med=$(printf '%s\n' "${cpus[@]}" | median)
-echo "median $med ms (CPU $cpu_med ms) over $runs runs (min $(head -1 <<<"$sorted"), max $(tail -1 <<<"$sorted")); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "$baseline" ]; then
     bsorted=$(printf '%s\n' "${btimes[@]}" | sort -n)
     bmed=$(median <<<"$bsorted")
     bcpu_med=$(printf '%s\n' "${bcpus[@]}" | median)
+fi
+for k in "${!launchers[@]}"; do
+    sorted=$(tr ' ' '\n' <<<"${walls[k]}" | sed '/^$/d' | sort -n)
+    med=$(median <<<"$sorted")
+    cpu_med=$(tr ' ' '\n' <<<"${cpus[k]}" | sed '/^$/d' | median)
+    [ ${#launchers[@]} -eq 1 ] || echo "${launchers[$k]}:"
+    echo "median $med ms (CPU $cpu_med ms) over $runs runs (min $(head -1 <<<"$sorted"), max $(tail -1 <<<"$sorted")); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    if [ -n "$baseline" ]; then
+        awk -v a="$med" -v b="$bmed" -v c="$cpu_med" -v d="$bcpu_med" 'BEGIN {
+            r = a / b; printf "ratio broker / baseline: %.2fx wall (target <= 1.5x: %s), %.2fx CPU\n", r, (r <= 1.5 ? "met" : "NOT met"), c / d }'
+    fi
+done
+if [ -n "$baseline" ]; then
     echo "baseline (trivial Helidon SE app, jlink + AOT cache): median $bmed ms (CPU $bcpu_med ms) (min $(head -1 <<<"$bsorted"), max $(tail -1 <<<"$bsorted"))"
-    awk -v a="$med" -v b="$bmed" -v c="$cpu_med" -v d="$bcpu_med" 'BEGIN {
-        r = a / b; printf "ratio broker / baseline: %.2fx wall (target <= 1.5x: %s), %.2fx CPU\n", r, (r <= 1.5 ? "met" : "NOT met"), c / d }'
 fi

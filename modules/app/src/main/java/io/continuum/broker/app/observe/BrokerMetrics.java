@@ -20,11 +20,13 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.relay.api.RelayMetrics;
 
+import io.helidon.config.Config;
 import io.helidon.metrics.api.Counter;
 import io.helidon.metrics.api.Gauge;
 import io.helidon.metrics.api.Meter;
 import io.helidon.metrics.api.MeterRegistry;
 import io.helidon.metrics.api.MetricsConfig;
+import io.helidon.metrics.api.MetricsFactory;
 import io.helidon.metrics.api.Tag;
 import io.helidon.metrics.api.Timer;
 
@@ -164,12 +166,26 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
      */
     public static BrokerMetrics create() {
         // A private registry per process (tests create several; the broker one): silence Helidon's
-        // duplicate-registry warning, which assumes a single global registry.
-        BrokerMetrics m = new BrokerMetrics(MeterRegistry.create(MetricsConfig.builder()
-                                                                         .warnOnMultipleRegistries(false)
-                                                                         .build()));
+        // duplicate-registry warning, which assumes a single global registry. An explicit empty Helidon
+        // config: without one, MetricsConfig and MetricsFactory ask Helidon's global service registry for
+        // the application's Config, and building that registry (discovering the service descriptors of
+        // every module) was most of the work before /healthz could answer. The broker has its own
+        // configuration; nothing here is meant to be set through Helidon's (application.yaml, METRICS_*).
+        MetricsConfig config = MetricsConfig.builder()
+                .config(Config.empty())
+                .warnOnMultipleRegistries(false)
+                .build();
+        BrokerMetrics m = new BrokerMetrics(Factory.INSTANCE.createMeterRegistry(config));
         JvmProcessMeters.bind(m.registry, m.binders);
         return m;
+    }
+
+    /** Helidon's Micrometer metrics factory, created once per process from an empty config (see create()). */
+    private static final class Factory {
+        static final MetricsFactory INSTANCE = MetricsFactory.getInstance(Config.empty());
+
+        private Factory() {
+        }
     }
 
     /**
