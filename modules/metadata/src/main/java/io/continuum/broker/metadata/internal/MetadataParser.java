@@ -34,6 +34,11 @@ import io.continuum.broker.metadata.SkipReason;
  * strings, a body that is not UTF-8, a top-level shape that is not a list or an event, and Jackson's stream constraints set
  * here (field names, materialized strings and numbers over 3 MiB, nesting deeper than 10,000), which
  * a resource admitted by the API server (request bodies at most 3 MiB) cannot reach except by depth.
+ * <p>
+ * Why one class of ~600 lines: list pages and watch events share one descent (resource, metadata, spec, data,
+ * channel) over one Jackson parser and one tap of the raw bytes, and the caps and skip records are applied at
+ * each level of it; the whole path from a byte to a skip record reads top to bottom here. Each method is one
+ * level of the document.
  */
 public final class MetadataParser {
     private static final int MAX_TOKEN_CHARS = 3 * 1024 * 1024;
