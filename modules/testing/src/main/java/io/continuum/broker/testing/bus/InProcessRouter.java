@@ -28,6 +28,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.ProtocolException;
+import io.continuum.broker.testing.router.HelidonServerStreams;
 import io.helidon.common.tls.Tls;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
