@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
@@ -52,7 +53,7 @@ class RouterClosedTest {
                 LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
                 LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
                 broker.start();
-                try (RawRouter first = RawRouter.acceptSession(router, WAIT)) {
+                try (RawBusRouter first = RawBusRouter.acceptSession(router, WAIT)) {
                     await(metrics::connected, "welcomed");
                     ending.end(first.wire());
                     router.accept(WAIT); // the reconnect (throws if none comes)

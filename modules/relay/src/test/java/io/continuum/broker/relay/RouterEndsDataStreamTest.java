@@ -21,6 +21,7 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -51,12 +52,12 @@ class RouterEndsDataStreamTest {
                 LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
                 LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
                 broker.start();
-                try (RawRouter router = RawRouter.acceptSession(peer, WAIT)) {
+                try (RawBusRouter router = RawBusRouter.acceptSession(peer, WAIT)) {
                     router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
                     try (Socket upstream = publisher.accept()) {
                         router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
                         int h2 = 3; // the first data stream on the connection
-                        await(() -> router.stream(h2).headers, "data stream HEADERS");
+                        await(() -> router.stream(h2).headers(), "data stream HEADERS");
 
                         router.wire().sendStatus200(h2, false);
                         router.wire().sendData(h2, new byte[] {7}, true);
@@ -69,14 +70,14 @@ class RouterEndsDataStreamTest {
                         upstream.getOutputStream().write(new byte[] {4, 5});
                         await(() -> router.stream(h2).bytes().length == 2, "publisher bytes after the half-close");
                         assertArrayEquals(new byte[] {4, 5}, router.stream(h2).bytes());
-                        assertFalse(router.stream(h2).requestEnded);
+                        assertFalse(router.stream(h2).requestEnded());
                         assertTrue(router.drainFromBroker().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
                                 "nothing is reported for the half-close");
 
                         upstream.close();
                         Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
                         assertEquals(Code.UPSTREAM_CLOSED, closed.code());
-                        await(() -> router.stream(h2).requestEnded, "END_STREAM on the request body");
+                        await(() -> router.stream(h2).requestEnded(), "END_STREAM on the request body");
                         await(() -> broker.openStreams() == 0, "stream gone");
                     }
                 }

@@ -15,6 +15,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -44,7 +45,7 @@ class SessionWriteStallTest {
                 broker.start();
                 Frame.Welcome welcome = new Frame.Welcome(1, "stalled", OptionalLong.of(200), OptionalLong.of(1_000),
                         OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty());
-                try (RawRouter router = RawRouter.acceptSession(peer, WAIT, welcome, false)) {
+                try (RawBusRouter router = RawBusRouter.acceptSession(peer, WAIT, welcome, RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {
                     await(metrics::connected, "welcomed");
                     // Refusals of ~100 bytes each. The first 400 fit the session stream's 65,535-byte send window,
                     // which this router never replenishes; 400 more exhaust it, so the broker's reader blocks on a

@@ -14,6 +14,8 @@ import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -107,15 +109,15 @@ class OversizedFramesTest {
         try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
              EventBroker broker = Brokers.against(peer.busUrl(), "broker-a", view, metrics)) {
             broker.start();
-            try (RawBusSession first = RawBusSession.accept(peer, WAIT)) {
+            try (RawBusRouter first = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead()) {
                 byte[] welcome = FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                         OptionalLong.of(NEGOTIATED_MAX)));
                 // A well-formed frame of an unknown type, 1,000 bytes over the limit welcome just set.
                 byte[] oversized = FrameCodec.encodeJson("{\"type\":\"padding\",\"pad\":\""
                         + "x".repeat(NEGOTIATED_MAX + 1_000) + "\"}");
-                first.send(welcome, oversized);
-                try (RawBusSession second = RawBusSession.accept(peer, WAIT)) {
+                first.sendPacked(welcome, oversized);
+                try (RawBusRouter second = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead()) {
                     await(() -> metrics.get("session_ends_total{reason=protocol_error}") == 1, "protocol_error");
                     assertEquals(1, metrics.get("session_attempts_total{result=welcomed}"),
                             "the session was welcomed, then ended by the oversized frame");

@@ -25,6 +25,8 @@ import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.kube.Fault;
 import io.continuum.broker.testing.kube.RequestKind;
+import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.kubernetes.client.util.Config;
 import org.junit.jupiter.api.Test;
@@ -59,17 +61,17 @@ class RevocationTest {
              EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
                      view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
             broker.start();
-            RawBusSession session = RawBusSession.accept(peer, WAIT);
-            session.send(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
+            RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+            session.sendPacked(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
                     OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())),
                     FrameCodec.encode(new Frame.Subscribe(5,
                             new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
             int dataStream = 0;
             while (dataStream == 0) {
                 RawH2Peer.Frame f = session.next(WAIT);
-                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
+                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusRouter.SESSION_STREAM) {
                     dataStream = f.streamId();
-                    session.connection.sendStatus200(dataStream, false);
+                    session.wire().sendStatus200(dataStream, false);
                 }
             }
             Socket upstream = publisher.awaitConnection();
