@@ -6,24 +6,34 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.metadata.PublisherView;
+import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.dial.Connector;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
+import io.continuum.broker.testing.bus.RouterDataStream;
+import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.router.TcpFaultProxy;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A real broker against a real in-process router (TLS with an ephemeral CA, HTTP/2) and real
@@ -57,6 +67,9 @@ public final class BrokerHarness implements AutoCloseable {
     /** The broker's bus connector, watched for HTTP/2 streams and connections left open. */
     public final TrackingConnector connector = new TrackingConnector();
     private final List<AutoCloseable> closeables = new CopyOnWriteArrayList<>();
+    /** Harnesses built and not yet closed, for {@link CloseAfterEach}; tests run one at a time per JVM. */
+    private static final Set<BrokerHarness> OPEN = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     /** Between broker and router when the harness was built with one, so tests can cut the connection. */
     public final TcpFaultProxy proxy;
@@ -113,11 +126,68 @@ public final class BrokerHarness implements AutoCloseable {
         LeakCheck.expect("broker open data streams", broker::openStreams, 0);
         LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
         LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+        OPEN.add(this);
+    }
+
+    /**
+     * Closes every harness a test left open, so a test class keeps a harness in a field without a tear-down of its
+     * own. Listed after {@link LeakCheck} in {@code @ExtendWith}, it runs before the leak check (JUnit runs "after"
+     * callbacks in reverse order), as a tear-down method would.
+     */
+    public static final class CloseAfterEach implements AfterEachCallback {
+        @Override
+        public void afterEach(ExtensionContext context) {
+            for (BrokerHarness h : List.copyOf(OPEN)) {
+                h.close();
+            }
+        }
+    }
+
+    /**
+     * A broker against any bus URL (a raw HTTP/2 peer), not started: client id {@code broker-a}, namespace
+     * {@link #NAMESPACE}, reconnect backoff 50-100 ms, and whatever {@code more} adds. Its bus connections are
+     * tracked: under {@link LeakCheck} its HTTP/2 stream slots and bus connections must be back to 0 after the test.
+     */
+    public static EventBroker againstPeer(URI busUrl, PublisherView view, CountingMetrics metrics,
+                                          UnaryOperator<RelayConfig.Builder> more) {
+        RelayConfig config = more.apply(RelayConfig.builder().busUrl(busUrl).caBundle(PKI::caPem)
+                .credential(() -> CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
+                .dynamoNamespaces(List.of(NAMESPACE)).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)))
+                .build();
+        TrackingConnector tracking = new TrackingConnector();
+        EventBroker broker = EventBroker.create(config, view, metrics, tracking, RandomGenerator.getDefault());
+        LeakCheck.expect("broker HTTP/2 stream slots in use", tracking::streamsInUse, 0);
+        LeakCheck.expect("broker bus connections open", tracking::openConnections, 0);
+        return broker;
     }
 
     public EventBroker start() {
         broker.start();
         return broker;
+    }
+
+    /** Starts the broker and returns the router's side of its first session (welcomed). */
+    public RouterSession startSession() {
+        start();
+        return router.awaitSession(WAIT);
+    }
+
+    /** A subscription opened end to end: the broker's connection to the publisher and the router's data stream. */
+    public record OpenStream(long id, Socket upstream, RouterDataStream stream) {
+    }
+
+    /**
+     * Subscribes bus stream {@code id} to {@code publisher} on {@code session} and waits for every sign that it
+     * opened: the broker's connection to the publisher, {@code stream_opened}, and the data stream at the router.
+     */
+    public OpenStream open(RouterSession session, long id, Publisher publisher) {
+        session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
+        Socket upstream = publisher.awaitConnection();
+        Frame.ClientFrame answer = session.awaitAnswer(id, WAIT);
+        if (!(answer instanceof Frame.StreamOpened)) {
+            throw new AssertionError("stream " + id + " was not opened: " + answer);
+        }
+        return new OpenStream(id, upstream, router.awaitDataStream(id, WAIT));
     }
 
     /** Closes {@code c} when the harness closes (after the broker). */
@@ -155,6 +225,10 @@ public final class BrokerHarness implements AutoCloseable {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        OPEN.remove(this);
         broker.close();
         for (AutoCloseable c : closeables) {
             try {

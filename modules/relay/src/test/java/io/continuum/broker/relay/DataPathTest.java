@@ -14,7 +14,6 @@ import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -30,23 +29,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The data path of bus-protocol-v1.md sections 2, 5 and 6 against a real router over TLS and
  * HTTP/2, with real loopback publisher sockets (R-BEH 2, 4, 5, 9).
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class DataPathTest {
     private BrokerHarness h;
 
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
-
     @Test
     void helloDeclaresTheBrokerAndWelcomeStartsTheSession() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         Frame.Hello hello = session.hello();
         assertEquals(List.of(1), hello.protocolVersions());
         assertEquals("broker", hello.role());
@@ -62,12 +53,10 @@ class DataPathTest {
     void publisherAndRouterBytesCrossTheTunnelUnalteredBothWays() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(17, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(17, WAIT));
-        RouterDataStream stream = h.router.awaitDataStream(17, WAIT);
+        RouterSession session = h.startSession();
+        BrokerHarness.OpenStream opened17 = h.open(session, 17, publisher);
+        Socket upstream = opened17.upstream();
+        RouterDataStream stream = opened17.stream();
         assertEquals("Bearer " + BrokerHarness.CREDENTIAL, stream.headers().get("authorization"));
         assertEquals(session.sessionId(), stream.headers().get("continuum-session-id"));
         assertEquals("application/octet-stream", stream.headers().get("content-type"));
@@ -123,11 +112,10 @@ class DataPathTest {
     void publisherEofEndsTheRequestBodyAndReportsUpstreamClosed() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(5, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(5, WAIT);
+        RouterSession session = h.startSession();
+        BrokerHarness.OpenStream opened5 = h.open(session, 5, publisher);
+        Socket upstream = opened5.upstream();
+        RouterDataStream stream = opened5.stream();
         upstream.getOutputStream().write(new byte[] {1, 2, 3});
         upstream.close();
         // the router reads the body up to END_STREAM, then ends its response (docs/protocol.md): the stream
@@ -146,8 +134,7 @@ class DataPathTest {
     void unsubscribeClosesThePublisherSocketSilently() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.subscribe(3, NAMESPACE, "127.0.0.1", publisher.port());
         Socket upstream = publisher.awaitConnection();
         session.awaitAnswer(3, WAIT);
@@ -165,11 +152,10 @@ class DataPathTest {
     void aRouterResetClosesThePublisherSocketAndReportsNothing() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(4, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(4, WAIT);
+        RouterSession session = h.startSession();
+        BrokerHarness.OpenStream opened4 = h.open(session, 4, publisher);
+        Socket upstream = opened4.upstream();
+        RouterDataStream stream = opened4.stream();
         stream.reset();
         assertEquals(-1, upstream.getInputStream().read());
         await(() -> h.broker.openStreams() == 0, "stream gone");

@@ -10,7 +10,6 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -27,24 +26,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code error} frame by code (before welcome, non-terminal, terminal), codes this version does not know
  * folded into {@code unknown}.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class MetricHooksTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void aWelcomedAttemptAndAnOpenedStreamReportHowLongTheyTook() {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         await(h.metrics::connected, "welcomed");
         assertEquals(1, h.metrics.get("bus_connect_duration_seconds_count"));
         assertTrue(h.metrics.get("bus_connect_duration_nanos_sum") > 0);
@@ -69,8 +60,7 @@ class MetricHooksTest {
             closedPort = s.getLocalPort();
         }
         h.view.advertise(NAMESPACE, "127.0.0.1", closedPort);
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", closedPort);
         Frame.StreamRefused refused = assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(1, WAIT));
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused.code());
@@ -84,8 +74,7 @@ class MetricHooksTest {
     @Test
     void everyRouterErrorIsCountedByCodeTerminalOrNot() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.send(new Frame.ErrorFrame(Code.INTERNAL_ERROR, "just so you know", false));
         session.sendRaw(FrameCodec.encodeJson(
                 "{\"type\":\"error\",\"code\":\"a_code_from_the_future\",\"message\":\"?\",\"terminal\":false}"));

@@ -43,15 +43,7 @@ class RouterClosedTest {
         CountingMetrics metrics = new CountingMetrics();
         MutableView view = new MutableView().synced(true);
         try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
-                    .build();
-            TrackingConnector connector = new TrackingConnector();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
-                    RandomGenerator.getDefault())) {
-                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
-                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+            try (EventBroker broker = BrokerHarness.againstPeer(router.busUrl(), view, metrics, c -> c)) {
                 broker.start();
                 try (RawBusRouter first = RawBusRouter.acceptSession(router, WAIT)) {
                     await(metrics::connected, "welcomed");

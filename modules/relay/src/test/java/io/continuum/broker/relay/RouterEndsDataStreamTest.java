@@ -42,15 +42,8 @@ class RouterEndsDataStreamTest {
         try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
              ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             view.advertise(NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of("127.0.0.0/8"))
-                    .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
-            TrackingConnector connector = new TrackingConnector();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
-                    RandomGenerator.getDefault())) {
-                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
-                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+            try (EventBroker broker = BrokerHarness.againstPeer(peer.busUrl(), view, metrics,
+                    c -> c.allowedCidrs(List.of("127.0.0.0/8")))) {
                 broker.start();
                 try (RawBusRouter router = RawBusRouter.acceptSession(peer, WAIT)) {
                     router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());

@@ -35,15 +35,8 @@ class SessionEndsOnTheWireTest {
     private static void withBroker(Scenario scenario) throws Exception {
         CountingMetrics metrics = new CountingMetrics();
         try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
-                    .build();
-            TrackingConnector connector = new TrackingConnector();
-            try (EventBroker broker = EventBroker.create(config, new MutableView().synced(true), metrics, connector,
-                    RandomGenerator.getDefault())) {
-                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
-                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+            try (EventBroker broker = BrokerHarness.againstPeer(router.busUrl(), new MutableView().synced(true), metrics,
+                    c -> c)) {
                 broker.start();
                 scenario.run(router, metrics);
             }

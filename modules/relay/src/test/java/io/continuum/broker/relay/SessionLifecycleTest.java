@@ -15,7 +15,6 @@ import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -32,17 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * every handshake outcome, heartbeat and idle timeout, router close, terminal errors, malformed
  * frames, drain, shutdown, and reconnect after each.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SessionLifecycleTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     private static BrokerHarness withAnswer(InProcessRouter.SessionPolicy policy) {
         return new BrokerHarness(c -> c, r -> r.sessionPolicy(policy));
@@ -52,8 +44,7 @@ class SessionLifecycleTest {
     void heartbeatsFlowAtTheNegotiatedIntervalAndSilenceEndsTheSessionAsIdleTimeout() {
         // heartbeat 100 ms (the clamp floor), idle timeout 300 ms = 3 x heartbeat.
         h = withAnswer(hello -> hello == null ? null : SessionAnswer.welcome(100, 300));
-        h.start();
-        RouterSession first = h.router.awaitSession(WAIT);
+        RouterSession first = h.startSession();
         first.await(Frame.Heartbeat.class, f -> true, WAIT);
         // The router never sends anything: the broker ends the session and reconnects.
         RouterSession second = h.router.awaitSession(WAIT);
@@ -65,8 +56,7 @@ class SessionLifecycleTest {
     @Test
     void aTerminalErrorEndsTheSessionAndANonTerminalOneIsOnlyCounted() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.send(new Frame.ErrorFrame(Code.INTERNAL_ERROR, "just so you know", false));
         session.send(new Frame.ErrorFrame(Code.SUPERSEDED, "another broker-a connected", true));
         h.router.awaitSession(WAIT);
@@ -77,8 +67,7 @@ class SessionLifecycleTest {
     @Test
     void aMalformedFrameFromTheRouterEndsTheSessionNotTheProcess() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.sendRaw(FrameCodec.encodeJson("{\"type\":\"subscribe\",\"stream_id\":0}"));
         RouterSession next = h.router.awaitSession(WAIT);
         await(() -> h.metrics.get("session_ends_total{reason=protocol_error}") == 1, "protocol_error counted");
@@ -125,8 +114,7 @@ class SessionLifecycleTest {
                 OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                 OptionalLong.empty())));
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
         RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
@@ -146,11 +134,10 @@ class SessionLifecycleTest {
     void aRouterDrainRefusesNewSubscribesLetsOpenStreamsFinishThenReconnects() throws IOException {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
+        RouterSession session = h.startSession();
+        BrokerHarness.OpenStream opened1 = h.open(session, 1, publisher);
+        Socket upstream = opened1.upstream();
+        RouterDataStream stream = opened1.stream();
         session.send(new Frame.Drain("maintenance", OptionalLong.of(60_000)));
         session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
         assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT)).code());
@@ -170,11 +157,8 @@ class SessionLifecycleTest {
     void streamsStillOpenAtTheDrainDeadlineEndWithTheSessionSilently() throws IOException {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
+        RouterSession session = h.startSession();
+        Socket upstream = h.open(session, 1, publisher).upstream();
         session.send(new Frame.Drain("rebalance", OptionalLong.of(200)));
         assertTrue(session.awaitEnded(WAIT));
         assertEquals(-1, upstream.getInputStream().read(), "the publisher socket closed with the session");
@@ -187,11 +171,8 @@ class SessionLifecycleTest {
     void shutdownSendsDrainingRefusesSubscribesAndEndsTheSessionAfterOpenStreamsClose() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
+        RouterSession session = h.startSession();
+        Socket upstream = h.open(session, 1, publisher).upstream();
         Thread shutdown = Thread.ofVirtual().start(() -> {
             try {
                 h.broker.shutdown(Duration.ofSeconds(30));
@@ -214,11 +195,8 @@ class SessionLifecycleTest {
     void aRouterResetOfTheSessionStreamEndsEveryStreamAndTheBrokerReconnects() throws IOException {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
+        RouterSession session = h.startSession();
+        Socket upstream = h.open(session, 1, publisher).upstream();
         session.reset();
         assertEquals(-1, upstream.getInputStream().read(), "the stream ended with the session");
         h.router.awaitSession(WAIT);
@@ -233,11 +211,10 @@ class SessionLifecycleTest {
     void aCutConnectionEndsTheSessionAndEveryStreamAndTheBrokerReconnects() throws Exception {
         h = new BrokerHarness(true);
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
+        RouterSession session = h.startSession();
+        BrokerHarness.OpenStream opened1 = h.open(session, 1, publisher);
+        Socket upstream = opened1.upstream();
+        RouterDataStream stream = opened1.stream();
         upstream.getOutputStream().write(new byte[] {1});
         stream.readFromBroker(1);
         h.proxy.cutAll();

@@ -21,7 +21,6 @@ import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -40,17 +39,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * becomes a shutdown with the earlier deadline, and the welcome wait is its own deadline counted from
  * {@code hello}.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SessionShutdownAndDeadlinesTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void aShutdownWhileTheRouterLeavesTheTlsHandshakeUnansweredEndsTheAttemptAtOnce() throws Exception {
@@ -115,11 +107,8 @@ class SessionShutdownAndDeadlinesTest {
     void aShutdownDuringARouterDrainSendsDrainingAndEndsAtTheEarlierDeadlineAsShutdown() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
+        RouterSession session = h.startSession();
+        h.open(session, 1, publisher);
         // The router's drain would let the open stream run for ten minutes.
         session.send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
         session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());

@@ -33,15 +33,7 @@ class SessionWriteStallTest {
         CountingMetrics metrics = new CountingMetrics();
         MutableView view = new MutableView().synced(true);
         try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caBundle(BrokerHarness.PKI::caPem)
-                    .credential(() -> BrokerHarness.CREDENTIAL).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of("dynamo"))
-                    .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
-            TrackingConnector connector = new TrackingConnector();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
-                    RandomGenerator.getDefault())) {
-                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
-                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+            try (EventBroker broker = BrokerHarness.againstPeer(peer.busUrl(), view, metrics, c -> c)) {
                 broker.start();
                 Frame.Welcome welcome = new Frame.Welcome(1, "stalled", OptionalLong.of(200), OptionalLong.of(1_000),
                         OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty());

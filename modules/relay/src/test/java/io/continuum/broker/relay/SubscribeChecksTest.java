@@ -13,7 +13,6 @@ import io.continuum.broker.protocol.Target;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -27,17 +26,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * R-SEC 10): each refusal answers {@code stream_refused} with its code, counts in
  * {@code refusals_total{code}}, and dials nothing.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SubscribeChecksTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     private RouterSession started() {
         h.start();

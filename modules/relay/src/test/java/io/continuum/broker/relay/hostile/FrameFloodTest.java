@@ -31,11 +31,10 @@ class FrameFloodTest {
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
         try (BrokerHarness h = new BrokerHarness()) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
-            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket upstream = publisher.awaitConnection();
-            RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
+            RouterSession session = h.startSession();
+            BrokerHarness.OpenStream opened1 = h.open(session, 1, publisher);
+            Socket upstream = opened1.upstream();
+            RouterDataStream stream = opened1.stream();
             System.gc();
             long heapBefore = memory.getHeapMemoryUsage().getUsed();
 

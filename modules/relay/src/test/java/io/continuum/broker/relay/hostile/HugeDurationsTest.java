@@ -30,8 +30,7 @@ class HugeDurationsTest {
     void aDrainWithTheLargestDeadlineEndsTheSessionWhenTheLastStreamCloses() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
             Socket upstream = publisher.awaitConnection();
             assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
@@ -51,8 +50,7 @@ class HugeDurationsTest {
     void theLargestIdleTimeoutStillLeavesHeartbeatsFlowing() {
         try (BrokerHarness h = new BrokerHarness(c -> c, r -> r.sessionPolicy(hello -> hello == null ? null
                 : SessionAnswer.welcome(100, LARGEST_DEADLINE_MS)))) {
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             for (int i = 0; i < 3; i++) {
                 session.await(Frame.Heartbeat.class, f -> true, WAIT);
             }

@@ -45,15 +45,14 @@ class OversizedFramesTest {
             BrokerHarness.Publisher publisherB = h.publisher();
             MutableView viewB = new MutableView().synced(true).advertise(NAMESPACE, "127.0.0.1", publisherB.port());
             CountingMetrics metricsB = new CountingMetrics();
-            h.start();
-            RouterSession a = h.router.awaitSession(WAIT);
+            RouterSession a = h.startSession();
             try (EventBroker brokerB = Brokers.against(h.router.url(), "broker-b", viewB, metricsB)) {
                 brokerB.start();
                 RouterSession b = h.router.awaitSession(WAIT);
                 assertEquals("broker-b", b.hello().clientId());
-                b.subscribe(2, NAMESPACE, "127.0.0.1", publisherB.port());
-                Socket upstreamB = publisherB.awaitConnection();
-                RouterDataStream streamB = h.router.awaitDataStream(2, WAIT);
+                BrokerHarness.OpenStream opened2 = h.open(b, 2, publisherB);
+                Socket upstreamB = opened2.upstream();
+                RouterDataStream streamB = opened2.stream();
                 a.subscribe(1, NAMESPACE, "127.0.0.1", publisherA.port());
                 Socket upstreamA = publisherA.awaitConnection();
                 assertInstanceOf(Frame.StreamOpened.class, a.awaitAnswer(1, WAIT));
@@ -82,8 +81,7 @@ class OversizedFramesTest {
     void aLengthPrefixOfTwoToTheThirtyFirstMinusOneAllocatesNothingAndEndsTheSession() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
             Socket upstream = publisher.awaitConnection();
             assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));

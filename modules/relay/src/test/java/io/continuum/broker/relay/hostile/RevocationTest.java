@@ -100,8 +100,7 @@ class RevocationTest {
         try (FullBacklogListener blackhole = new FullBacklogListener();
              BrokerHarness h = new BrokerHarness(c -> c, r -> r, false, dials)) {
             h.view.advertise(NAMESPACE, "127.0.0.1", blackhole.port());
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", blackhole.port());
             await(() -> dials.inFlight() == 1, "the dial hangs");
             h.view.withdraw(NAMESPACE, "127.0.0.1", blackhole.port());

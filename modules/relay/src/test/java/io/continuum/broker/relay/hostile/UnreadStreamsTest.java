@@ -164,8 +164,7 @@ class UnreadStreamsTest {
         long sessionBudget = 2 * 1024 * 1024;
         try (BrokerHarness h = new BrokerHarness(c -> c.timeouts(Brokers.sessionBuffer(sessionBudget)), r -> r)) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             int streams = 8; // 8 x the default 1 MiB stream budget: four times the session's
             List<Socket> flooded = new ArrayList<>();
             for (long id = 1; id <= streams; id++) {
