@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** {@code /statusz} for an operator (issue 7): streams with age and bytes, recent ends, refusals by code. */
+/** {@code /statusz} for an operator: streams with age and bytes, recent ends, refusals by code. */
 class BrokerStatusJsonTest {
     @Test
     void detailsListOpenStreamsRecentEndsAndRefusalsByCode() {

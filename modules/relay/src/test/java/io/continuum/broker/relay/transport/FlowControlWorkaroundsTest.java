@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class FlowControlWorkaroundsTest {
 
     /**
-     * Pitfall 1 and 3: Helidon drops stream WINDOW_UPDATEs of older streams while a newer one is open, and with a
+     * Helidon drops stream WINDOW_UPDATEs of older streams while a newer one is open, and with a
      * 64 KiB connection window one unread stream blocks the rest. Here the OLDEST stream is read to the end while
      * newer ones stay unread (each holding a full 64 KiB window), then the newest, then the rest.
      */
@@ -66,9 +66,10 @@ class FlowControlWorkaroundsTest {
     }
 
     /**
-     * Pitfall 2: concurrent writers on different streams against a peer whose connection window is 64 KiB.
+     * Helidon's concurrent writers overshoot the connection window; here concurrent writers on different streams against a peer whose connection window is 64 KiB.
      * A single overshoot makes the peer send GOAWAY FLOW_CONTROL_ERROR; every run must complete on an open
-     * connection. Also pitfall 6: writers wait for the window far longer than nothing here times them out.
+     * connection. Helidon would also fail a write blocked on flow control after 15 s: writers here wait for the window
+     * far longer, and nothing times them out.
      */
     @Test
     void concurrentWritersNeverOvershootASmallConnectionWindow() throws Exception {

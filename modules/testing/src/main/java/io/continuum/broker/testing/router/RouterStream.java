@@ -77,8 +77,6 @@ public final class RouterStream {
 
     /**
      * Sends the response status and headers now (HEADERS without END_STREAM).
-     *
-     * @param status HTTP status
      */
     public synchronized void sendHead(int status) {
         sendHead(status, Map.of());
@@ -87,9 +85,6 @@ public final class RouterStream {
     /**
      * Sends the response status and these headers now (HEADERS without END_STREAM), e.g.
      * {@code content-type: application/x-continuum-bus} on a session stream.
-     *
-     * @param status  HTTP status
-     * @param headers response headers
      */
     public synchronized void sendHead(int status, Map<String, String> headers) {
         headers.forEach((name, value) -> response.header(name, value));
@@ -137,9 +132,6 @@ public final class RouterStream {
 
     /**
      * Answers with a complete response and no streaming, e.g. {@code 404 unknown_stream}.
-     *
-     * @param status HTTP status
-     * @param body   response body
      */
     public void respond(int status, String body) {
         response.status(Status.create(status)).send(body);
