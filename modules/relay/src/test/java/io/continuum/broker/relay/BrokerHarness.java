@@ -172,6 +172,21 @@ public final class BrokerHarness implements AutoCloseable {
         return router.awaitSession(WAIT);
     }
 
+    /** A started broker with one subscription open: the publisher, the router's session, and the stream's two ends. */
+    public record Subscribed(Publisher publisher, RouterSession session, Socket upstream, RouterDataStream stream) {
+    }
+
+    /**
+     * The set-up most data-path tests share: a publisher, the broker started, its session welcomed, and bus stream
+     * {@code id} subscribed to the publisher and open end to end (see {@link #open}).
+     */
+    public Subscribed startSubscribed(long id) {
+        Publisher publisher = publisher();
+        RouterSession session = startSession();
+        OpenStream stream = open(session, id, publisher);
+        return new Subscribed(publisher, session, stream.upstream(), stream.stream());
+    }
+
     /** A subscription opened end to end: the broker's connection to the publisher and the router's data stream. */
     public record OpenStream(long id, Socket upstream, RouterDataStream stream) {
     }

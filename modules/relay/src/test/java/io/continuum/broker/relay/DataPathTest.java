@@ -52,14 +52,10 @@ class DataPathTest {
     @Test
     void publisherAndRouterBytesCrossTheTunnelUnalteredBothWays() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = h.startSession();
-        BrokerHarness.OpenStream opened17 = h.open(session, 17, publisher);
-        Socket upstream = opened17.upstream();
-        RouterDataStream stream = opened17.stream();
-        assertEquals("Bearer " + BrokerHarness.CREDENTIAL, stream.headers().get("authorization"));
-        assertEquals(session.sessionId(), stream.headers().get("continuum-session-id"));
-        assertEquals("application/octet-stream", stream.headers().get("content-type"));
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(17);
+        assertEquals("Bearer " + BrokerHarness.CREDENTIAL, subscribed.stream().headers().get("authorization"));
+        assertEquals(subscribed.session().sessionId(), subscribed.stream().headers().get("continuum-session-id"));
+        assertEquals("application/octet-stream", subscribed.stream().headers().get("content-type"));
 
         byte[] fromPublisher = new byte[512 * 1024];
         byte[] fromRouter = new byte[300_000];
@@ -70,7 +66,7 @@ class DataPathTest {
         // Both directions at once, each end written and read by its own thread.
         Thread publisherWrites = Thread.ofVirtual().start(() -> {
             try {
-                OutputStream out = upstream.getOutputStream();
+                OutputStream out = subscribed.upstream().getOutputStream();
                 for (int off = 0; off < fromPublisher.length; off += 7_777) {
                     out.write(fromPublisher, off, Math.min(7_777, fromPublisher.length - off));
                 }
@@ -81,7 +77,7 @@ class DataPathTest {
         });
         Thread routerWrites = Thread.ofVirtual().start(() -> {
             try {
-                stream.writeToBroker(fromRouter);
+                subscribed.stream().writeToBroker(fromRouter);
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
@@ -89,12 +85,12 @@ class DataPathTest {
         byte[][] atPublisher = new byte[1][];
         Thread publisherReads = Thread.ofVirtual().start(() -> {
             try {
-                atPublisher[0] = upstream.getInputStream().readNBytes(fromRouter.length);
+                atPublisher[0] = subscribed.upstream().getInputStream().readNBytes(fromRouter.length);
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
         });
-        assertArrayEquals(fromPublisher, stream.readFromBroker(fromPublisher.length));
+        assertArrayEquals(fromPublisher, subscribed.stream().readFromBroker(fromPublisher.length));
         publisherReads.join(WAIT.toMillis());
         assertArrayEquals(fromRouter, atPublisher[0]);
         publisherWrites.join(WAIT.toMillis());
@@ -111,20 +107,16 @@ class DataPathTest {
     @Test
     void publisherEofEndsTheRequestBodyAndReportsUpstreamClosed() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = h.startSession();
-        BrokerHarness.OpenStream opened5 = h.open(session, 5, publisher);
-        Socket upstream = opened5.upstream();
-        RouterDataStream stream = opened5.stream();
-        upstream.getOutputStream().write(new byte[] {1, 2, 3});
-        upstream.close();
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(5);
+        subscribed.upstream().getOutputStream().write(new byte[] {1, 2, 3});
+        subscribed.upstream().close();
         // the router reads the body up to END_STREAM, then ends its response (docs/protocol.md): the stream
         // closes without a reset and only then is stream_closed sent
-        InputStream in = stream.fromBroker();
+        InputStream in = subscribed.stream().fromBroker();
         assertArrayEquals(new byte[] {1, 2, 3}, in.readNBytes(3));
         assertEquals(-1, in.read(), "the request body ends after the publisher's last byte");
-        stream.end();
-        Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 5, WAIT);
+        subscribed.stream().end();
+        Frame.StreamClosed closed = subscribed.session().await(Frame.StreamClosed.class, f -> f.streamId() == 5, WAIT);
         assertEquals(Code.UPSTREAM_CLOSED, closed.code());
         assertEquals(1, h.metrics.get("stream_closes_total{code=upstream_closed}"));
         await(() -> h.broker.openStreams() == 0, "open_streams back to 0");
@@ -151,15 +143,11 @@ class DataPathTest {
     @Test
     void aRouterResetClosesThePublisherSocketAndReportsNothing() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = h.startSession();
-        BrokerHarness.OpenStream opened4 = h.open(session, 4, publisher);
-        Socket upstream = opened4.upstream();
-        RouterDataStream stream = opened4.stream();
-        stream.reset();
-        assertEquals(-1, upstream.getInputStream().read());
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(4);
+        subscribed.stream().reset();
+        assertEquals(-1, subscribed.upstream().getInputStream().read());
         await(() -> h.broker.openStreams() == 0, "stream gone");
-        assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
+        assertTrue(subscribed.session().drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
     }
 
     @Test

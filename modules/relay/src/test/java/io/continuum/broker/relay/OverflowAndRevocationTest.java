@@ -71,13 +71,11 @@ class OverflowAndRevocationTest {
     @Test
     void aPublisherNoLongerAdvertisedIsRevoked() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
-            RouterSession session = h.startSession();
-            Socket upstream = h.open(session, 1, publisher).upstream();
-            h.view.withdraw(NAMESPACE, "127.0.0.1", publisher.port());
-            Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
+            BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+            h.view.withdraw(NAMESPACE, "127.0.0.1", subscribed.publisher().port());
+            Frame.StreamClosed closed = subscribed.session().await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
             assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
-            assertEquals(-1, upstream.getInputStream().read(), "the publisher socket is closed");
+            assertEquals(-1, subscribed.upstream().getInputStream().read(), "the publisher socket is closed");
         }
     }
 }

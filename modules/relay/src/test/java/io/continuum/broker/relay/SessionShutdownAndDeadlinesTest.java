@@ -106,13 +106,11 @@ class SessionShutdownAndDeadlinesTest {
     @Test
     void aShutdownDuringARouterDrainSendsDrainingAndEndsAtTheEarlierDeadlineAsShutdown() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = h.startSession();
-        h.open(session, 1, publisher);
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
         // The router's drain would let the open stream run for ten minutes.
-        session.send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
-        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
-        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT)).code());
+        subscribed.session().send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
+        subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
+        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
         Thread shutdown = Thread.ofVirtual().start(() -> {
             try {
                 h.broker.shutdown(Duration.ofMillis(300));
@@ -120,15 +118,15 @@ class SessionShutdownAndDeadlinesTest {
                 Thread.currentThread().interrupt();
             }
         });
-        Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
+        Frame.Draining draining = subscribed.session().await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(300, draining.deadlineMs(), "the configured drain_deadline");
-        assertTrue(session.awaitEnded(WAIT), "the session ends at the shutdown's deadline, the earlier one");
+        assertTrue(subscribed.session().awaitEnded(WAIT), "the session ends at the shutdown's deadline, the earlier one");
         shutdown.join(WAIT);
         assertFalse(shutdown.isAlive());
         assertEquals(1, h.metrics.get("session_ends_total{reason=shutdown}"));
         assertEquals(0, h.metrics.get("session_ends_total{reason=drained}"));
         assertEquals(1, h.router.sessionAttempts(), "no reconnect after shutdown");
-        assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
+        assertTrue(subscribed.session().drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
                 "the stream still open at the deadline ends with the session, silently");
     }
 

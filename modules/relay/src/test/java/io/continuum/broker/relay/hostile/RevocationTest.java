@@ -62,18 +62,10 @@ class RevocationTest {
                      view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
             broker.start();
             RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
-            session.sendPacked(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
-                    OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())),
+            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")),
                     FrameCodec.encode(new Frame.Subscribe(5,
                             new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
-            int dataStream = 0;
-            while (dataStream == 0) {
-                RawH2Peer.Frame f = session.next(WAIT);
-                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusRouter.SESSION_STREAM) {
-                    dataStream = f.streamId();
-                    session.wire().sendStatus200(dataStream, false);
-                }
-            }
+            int dataStream = session.answerNextDataStream(WAIT);
             Socket upstream = publisher.awaitConnection();
             await(() -> broker.openStreams() == 1, "open");
             view.withdraw(NAMESPACE, "127.0.0.1", publisher.port());

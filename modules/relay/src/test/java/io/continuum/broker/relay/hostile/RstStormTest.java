@@ -50,8 +50,7 @@ class RstStormTest {
                      view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
             broker.start();
             RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
-            session.sendPacked(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
-                    OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())));
+            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")));
             byte[][] subscribes = new byte[storm][];
             for (int i = 0; i < storm; i++) {
                 subscribes[i] = FrameCodec.encode(new Frame.Subscribe(i + 1,
@@ -78,14 +77,7 @@ class RstStormTest {
             // A stream the router keeps works as ever, and nothing was reported for the reset ones.
             session.sendPacked(FrameCodec.encode(new Frame.Subscribe(storm + 1,
                     new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
-            int kept = 0;
-            while (kept == 0) {
-                RawH2Peer.Frame f = session.next(WAIT);
-                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusRouter.SESSION_STREAM) {
-                    kept = f.streamId();
-                    session.wire().sendStatus200(kept, false);
-                }
-            }
+            int kept = session.answerNextDataStream(WAIT);
             Socket upstream = publisher.awaitConnection();
             upstream.getOutputStream().write(new byte[] {1, 2, 3});
             byte[] got = new byte[0];

@@ -131,9 +131,7 @@ public final class RawBusRouter implements AutoCloseable {
 
     /** Accepts the broker's session, reads its {@code hello} and answers 200 and a default {@code welcome}. */
     public static RawBusRouter acceptSession(RawH2Peer peer, Duration wait) throws Exception {
-        return acceptSession(peer, wait, new Frame.Welcome(1, "raw-session", OptionalLong.empty(),
-                OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty()),
-                Windows.GRANT_AS_READ);
+        return acceptSession(peer, wait, welcome("raw-session"), Windows.GRANT_AS_READ);
     }
 
     /** Accepts the broker's session, reads its {@code hello} and answers 200 and {@code welcome}. */
@@ -234,6 +232,26 @@ public final class RawBusRouter implements AutoCloseable {
                 throw new TimeoutException("no frame from the broker");
             }
         }
+    }
+
+    /**
+     * Steps through the broker's frames (see {@link #next}) to the HEADERS of the next data stream it opens,
+     * answers it {@code 200} with the body left open, and returns its HTTP/2 stream id.
+     */
+    public int answerNextDataStream(Duration wait) throws Exception {
+        while (true) {
+            RawH2Peer.Frame f = next(wait);
+            if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != SESSION_STREAM) {
+                wire.sendStatus200(f.streamId(), false);
+                return f.streamId();
+            }
+        }
+    }
+
+    /** A {@code welcome} naming no limits (the broker applies the protocol's defaults). */
+    public static Frame.Welcome welcome(String sessionId) {
+        return new Frame.Welcome(1, sessionId, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
+                OptionalLong.empty(), OptionalLong.empty());
     }
 
     /** @return the bus stream id a data stream's HEADERS named in its path, or null */
