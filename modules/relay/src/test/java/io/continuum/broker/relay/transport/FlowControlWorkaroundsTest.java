@@ -21,8 +21,10 @@ import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pins the flow-control workarounds of docs/architecture.md: pitfalls 1, 2, 3 and 6, and the one-frame-per-write
- * assumption behind the WINDOW_UPDATE filter.
+ * Pins the flow-control workarounds of docs/architecture.md ("Helidon 4.5.0 flaws"): dropped WINDOW_UPDATEs of
+ * older streams, concurrent writers overshooting the connection window, the connection window left at 64 KiB,
+ * writes blocked on flow control failing after 15 s, and the one-frame-per-write assumption behind the
+ * WINDOW_UPDATE filter.
  */
 class FlowControlWorkaroundsTest {
 
