@@ -196,13 +196,37 @@ public final class BrokerHarness implements AutoCloseable {
      * opened: the broker's connection to the publisher, {@code stream_opened}, and the data stream at the router.
      */
     public OpenStream open(RouterSession session, long id, Publisher publisher) {
+        Socket upstream = subscribeAndAwaitOpened(session, id, publisher);
+        return new OpenStream(id, upstream, router.awaitDataStream(id, WAIT));
+    }
+
+    /**
+     * Subscribes bus stream {@code id} to {@code publisher} and waits for the broker's connection to the publisher
+     * (returned) and {@code stream_opened}; the data stream at the router is left to the test (a router policy may
+     * answer it with 404 or hold its head).
+     */
+    public static Socket subscribeAndAwaitOpened(RouterSession session, long id, Publisher publisher) {
         session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
         Socket upstream = publisher.awaitConnection();
         Frame.ClientFrame answer = session.awaitAnswer(id, WAIT);
         if (!(answer instanceof Frame.StreamOpened)) {
             throw new AssertionError("stream " + id + " was not opened: " + answer);
         }
-        return new OpenStream(id, upstream, router.awaitDataStream(id, WAIT));
+        return upstream;
+    }
+
+    /**
+     * Starts {@code broker.shutdown(drainDeadline)} on a virtual thread and returns that thread, for tests that watch
+     * the drain from the router's side while shutdown waits.
+     */
+    public static Thread shutdownInBackground(EventBroker broker, Duration drainDeadline) {
+        return Thread.ofVirtual().name("test-shutdown").start(() -> {
+            try {
+                broker.shutdown(drainDeadline);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
     }
 
     /** Closes {@code c} when the harness closes (after the broker). */

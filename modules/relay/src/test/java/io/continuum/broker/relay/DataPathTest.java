@@ -157,9 +157,7 @@ class DataPathTest {
         h.start();
         h.router.streamPolicy(InProcessRouter.StreamPolicy.NOT_FOUND);
         RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(6, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(6, WAIT));
+        Socket upstream = BrokerHarness.subscribeAndAwaitOpened(session, 6, publisher);
         assertEquals(-1, upstream.getInputStream().read());
         await(() -> h.broker.openStreams() == 0, "stream gone");
         assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
@@ -172,9 +170,7 @@ class DataPathTest {
         h.start();
         h.router.streamPolicy(InProcessRouter.StreamPolicy.HOLD_HEAD);
         RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(8, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(8, WAIT));
+        Socket upstream = BrokerHarness.subscribeAndAwaitOpened(session, 8, publisher);
         Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 8, WAIT);
         assertEquals(Code.IDLE_TIMEOUT, closed.code());
         assertEquals(-1, upstream.getInputStream().read(), "the upstream socket is closed on expiry");

@@ -40,9 +40,7 @@ class MetricHooksTest {
         assertEquals(1, h.metrics.get("bus_connect_duration_seconds_count"));
         assertTrue(h.metrics.get("bus_connect_duration_nanos_sum") > 0);
 
-        session.subscribe(3, NAMESPACE, "127.0.0.1", publisher.port());
-        publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(3, WAIT));
+        BrokerHarness.subscribeAndAwaitOpened(session, 3, publisher);
         // Counted before stream_opened leaves, like subscribes_total.
         assertEquals(1, h.metrics.get("subscribe_open_duration_seconds_count"));
         assertEquals(1, h.metrics.get("subscribes_total{result=opened}"));

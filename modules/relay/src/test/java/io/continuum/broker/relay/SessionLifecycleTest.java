@@ -165,13 +165,7 @@ class SessionLifecycleTest {
     void shutdownSendsDrainingRefusesSubscribesAndEndsTheSessionAfterOpenStreamsClose() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
-        Thread shutdown = Thread.ofVirtual().start(() -> {
-            try {
-                h.broker.shutdown(Duration.ofSeconds(30));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        Thread shutdown = BrokerHarness.shutdownInBackground(h.broker, Duration.ofSeconds(30));
         Frame.Draining draining = subscribed.session().await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(30_000, draining.deadlineMs());
         subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());

@@ -74,13 +74,7 @@ class SessionShutdownAndDeadlinesTest {
                 s.setSoTimeout((int) WAIT.toMillis());
                 InputStream in = s.getInputStream();
                 assertTrue(in.read() >= 0, "the ClientHello arrives; the router never answers it");
-                Thread shutdown = Thread.ofVirtual().start(() -> {
-                    try {
-                        broker.shutdown(Duration.ofSeconds(30));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
+                Thread shutdown = BrokerHarness.shutdownInBackground(broker, Duration.ofSeconds(30));
                 shutdown.join(WAIT);
                 assertFalse(shutdown.isAlive(), "shutdown must not wait for bus_connect_timeout");
                 // The attempt was abandoned: the broker closed its socket (nothing more than the ClientHello came).
@@ -111,13 +105,7 @@ class SessionShutdownAndDeadlinesTest {
         subscribed.session().send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
         subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
         assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
-        Thread shutdown = Thread.ofVirtual().start(() -> {
-            try {
-                h.broker.shutdown(Duration.ofMillis(300));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        Thread shutdown = BrokerHarness.shutdownInBackground(h.broker, Duration.ofMillis(300));
         Frame.Draining draining = subscribed.session().await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(300, draining.deadlineMs(), "the configured drain_deadline");
         assertTrue(subscribed.session().awaitEnded(WAIT), "the session ends at the shutdown's deadline, the earlier one");

@@ -46,9 +46,7 @@ class SubscribeChecksTest {
         BrokerHarness.Publisher publisher = h.publisher();
         RouterSession session = started();
         // An open stream keeps the drain going (with none, the session would end at once).
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-        publisher.awaitConnection();
+        BrokerHarness.subscribeAndAwaitOpened(session, 1, publisher);
         session.send(new Frame.Drain("maintenance", java.util.OptionalLong.of(60_000)));
         session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
         assertEquals(Code.DRAINING, refused(session, 2).code());

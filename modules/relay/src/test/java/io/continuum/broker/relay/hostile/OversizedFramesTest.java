@@ -53,9 +53,7 @@ class OversizedFramesTest {
                 BrokerHarness.OpenStream opened2 = h.open(b, 2, publisherB);
                 Socket upstreamB = opened2.upstream();
                 RouterDataStream streamB = opened2.stream();
-                a.subscribe(1, NAMESPACE, "127.0.0.1", publisherA.port());
-                Socket upstreamA = publisherA.awaitConnection();
-                assertInstanceOf(Frame.StreamOpened.class, a.awaitAnswer(1, WAIT));
+                Socket upstreamA = BrokerHarness.subscribeAndAwaitOpened(a, 1, publisherA);
 
                 // A length prefix one over the limit, and a few body bytes: never the whole body.
                 a.sendRaw(new byte[] {0, 0, 0x10, 0x01, '{', '"', 't'});
@@ -80,22 +78,18 @@ class OversizedFramesTest {
     @Test
     void aLengthPrefixOfTwoToTheThirtyFirstMinusOneAllocatesNothingAndEndsTheSession() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
-            RouterSession session = h.startSession();
-            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket upstream = publisher.awaitConnection();
-            assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
+            BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
             long allocatedBefore = totalAllocatedBytes();
 
-            session.sendRaw(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff});
-            assertEquals(-1, upstream.getInputStream().read(), "the stream ended with the session");
+            subscribed.session().sendRaw(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+            assertEquals(-1, subscribed.upstream().getInputStream().read(), "the stream ended with the session");
             RouterSession again = h.router.awaitSession(WAIT);
             await(() -> h.metrics.get("session_ends_total{reason=protocol_error}") == 1,
                     "protocol_error, not an allocation failure (that would end the session otherwise)");
             long allocated = totalAllocatedBytes() - allocatedBefore;
             // The whole episode, reconnect and TLS handshake included, allocates far less than the 2 GiB announced.
             assertTrue(allocated < 256L * 1024 * 1024, "allocated " + allocated + " bytes");
-            again.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
+            again.subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
             assertInstanceOf(Frame.StreamOpened.class, again.awaitAnswer(2, WAIT), "the process is fine");
         }
     }
