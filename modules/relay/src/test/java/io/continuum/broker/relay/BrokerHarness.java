@@ -9,6 +9,7 @@ import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -29,6 +30,7 @@ import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.TcpFaultProxy;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
@@ -159,6 +161,26 @@ public final class BrokerHarness implements AutoCloseable {
         LeakCheck.expect("broker HTTP/2 stream slots in use", tracking::streamsInUse, 0);
         LeakCheck.expect("broker bus connections open", tracking::openConnections, 0);
         return broker;
+    }
+
+    /** A raw HTTP/2 peer and a started broker against it ({@link #againstPeer}), closed together, the broker first. */
+    public record RawPeerBroker(RawH2Peer peer, EventBroker broker, CountingMetrics metrics, MutableView view)
+            implements AutoCloseable {
+        /** Starts the peer, then the broker against it (synced, empty view; {@code more} adds to the config). */
+        public static RawPeerBroker start(UnaryOperator<RelayConfig.Builder> more) throws IOException {
+            RawH2Peer peer = RawH2Peer.start(SERVER, Map.of());
+            CountingMetrics metrics = new CountingMetrics();
+            MutableView view = new MutableView().synced(true);
+            EventBroker broker = againstPeer(peer.busUrl(), view, metrics, more);
+            broker.start();
+            return new RawPeerBroker(peer, broker, metrics, view);
+        }
+
+        @Override
+        public void close() {
+            broker.close();
+            peer.close();
+        }
     }
 
     public EventBroker start() {

@@ -40,18 +40,15 @@ class RouterClosedTest {
     }
 
     private static void routerEndsTheSession(Ending ending) throws Exception {
-        CountingMetrics metrics = new CountingMetrics();
-        MutableView view = new MutableView().synced(true);
-        try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            try (EventBroker broker = BrokerHarness.againstPeer(router.busUrl(), view, metrics, c -> c)) {
-                broker.start();
-                try (RawBusRouter first = RawBusRouter.acceptSession(router, WAIT)) {
-                    await(metrics::connected, "welcomed");
-                    ending.end(first.wire());
-                    router.accept(WAIT); // the reconnect (throws if none comes)
-                    await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
-                    assertEquals(1, metrics.get("reconnects_total"));
-                }
+        try (BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(c -> c)) {
+            RawH2Peer router = raw.peer();
+            CountingMetrics metrics = raw.metrics();
+            try (RawBusRouter first = RawBusRouter.acceptSession(router, WAIT)) {
+                await(metrics::connected, "welcomed");
+                ending.end(first.wire());
+                router.accept(WAIT); // the reconnect (throws if none comes)
+                await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
+                assertEquals(1, metrics.get("reconnects_total"));
             }
         }
     }

@@ -33,13 +33,8 @@ class SessionEndsOnTheWireTest {
     }
 
     private static void withBroker(Scenario scenario) throws Exception {
-        CountingMetrics metrics = new CountingMetrics();
-        try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            try (EventBroker broker = BrokerHarness.againstPeer(router.busUrl(), new MutableView().synced(true), metrics,
-                    c -> c)) {
-                broker.start();
-                scenario.run(router, metrics);
-            }
+        try (BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(c -> c)) {
+            scenario.run(raw.peer(), raw.metrics());
         }
     }
 
