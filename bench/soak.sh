@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak of issue 10 (docs/reliability.md, "Soak"). Usage: bench/soak.sh [minutes] (default 35).
+# The soak (docs/reliability.md, "Soak"). Usage: bench/soak.sh [minutes] (default 35).
 # Builds the broker and the bench module (package, no tests, nothing installed), then runs the
 # production launcher bin/continuum-event-broker as its own process against the in-process router,
 # Kubernetes API and publishers of io.continuum.broker.bench.soak.SoakHarness, under faults.

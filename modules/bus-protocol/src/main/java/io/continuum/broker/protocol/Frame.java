@@ -77,8 +77,6 @@ public sealed interface Frame {
 
     /**
      * {@code stream_opened}: the data stream's HEADERS are on the wire.
-     *
-     * @param streamId stream id
      */
     record StreamOpened(long streamId) implements ClientFrame {
         @Override
@@ -90,8 +88,6 @@ public sealed interface Frame {
     /**
      * {@code stream_refused}: the subscribe was refused; nothing was opened.
      *
-     * @param streamId stream id
-     * @param code     refusal code
      * @param message  optional human-readable detail (at most 256 characters on the wire), may be null
      */
     record StreamRefused(long streamId, Code code, String message) implements ClientFrame {
@@ -111,7 +107,6 @@ public sealed interface Frame {
     /**
      * {@code stream_closed}: an opened stream ended on its own.
      *
-     * @param streamId stream id
      * @param code     why
      */
     record StreamClosed(long streamId, Code code) implements ClientFrame {
@@ -196,8 +191,6 @@ public sealed interface Frame {
 
     /**
      * {@code unsubscribe}: close a stream silently.
-     *
-     * @param streamId stream id
      */
     record Unsubscribe(long streamId) implements RouterFrame {
         @Override

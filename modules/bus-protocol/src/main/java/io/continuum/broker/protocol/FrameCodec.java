@@ -106,7 +106,6 @@ public final class FrameCodec {
     /**
      * Whether {@code id} is a valid stream id, 1..2^53-1.
      *
-     * @param id candidate
      * @return true when valid
      */
     public static boolean isValidStreamId(long id) {

@@ -208,7 +208,6 @@ public final class FrameDecoder<F extends Frame> {
     /**
      * Decodes what {@code bytes} completes; see {@link #decode(ByteBuffer)}.
      *
-     * @param bytes bytes received
      * @return the completed frames in order, often empty
      * @throws ProtocolException at the first malformed frame, and on every call after it
      */

@@ -53,7 +53,6 @@ final class Json {
     /**
      * Maps a Jackson failure to a precise, log-safe protocol error.
      *
-     * @param e Jackson's exception
      * @return protocol error
      */
     static ProtocolException toProtocolException(JsonProcessingException e) {

@@ -16,7 +16,6 @@ public sealed interface Target {
      * at most 253 characters or an IP literal (IPv6 without brackets), port 1..65535. Whether it is
      * advertised or allowed is the relay's business, not the codec's.
      *
-     * @param namespace Dynamo namespace
      * @param host      DNS name or IP literal, IPv6 without brackets
      * @param port      1..65535
      */

@@ -16,9 +16,7 @@ final class Utf8 {
     /**
      * Checks {@code len} bytes at {@code off}.
      *
-     * @param b   bytes
      * @param off first byte of the payload
-     * @param len payload length
      * @throws ProtocolException at the first offending byte; offsets count from the payload start
      */
     static void check(byte[] b, int off, int len) throws ProtocolException {

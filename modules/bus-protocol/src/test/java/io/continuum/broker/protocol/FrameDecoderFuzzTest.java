@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Coverage-guided fuzzing of the frame decoder (bus-protocol-v1.md section 3; issue #10). The
+ * Coverage-guided fuzzing of the frame decoder (bus-protocol-v1.md section 3; docs/reliability.md, "Fuzzing"). The
  * input is a byte stream as a hostile router (or client) could send it, plus how to cut it into
  * chunks. The contract asserted, for every input:
  * <ol>

@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
- * Coverage-guided encode-then-decode of generated frames (bus-protocol-v1.md section 3; issue #10).
+ * Coverage-guided encode-then-decode of generated frames (bus-protocol-v1.md section 3; docs/reliability.md, "Fuzzing").
  * The fuzzer picks a frame of either direction with arbitrary member values. Contract:
  * <ul>
  *     <li>{@link FrameCodec#encode} either returns bytes or refuses the frame with the one

@@ -58,34 +58,18 @@ class EventLinesTest {
 
     @TempDir
     Path dir;
-    private InProcessRouter router;
-    private FakeKubeApi kube;
-    private ServerSocket publisher;
+    private BrokerPeers peers;
     private Process child;
 
     @BeforeEach
     void setUp() throws IOException {
-        EphemeralPki pki = EphemeralPki.create();
-        ServerIdentity server = pki.localhostServer();
-        router = InProcessRouter.builder().tls(server.key(), List.of(server.certificate())).credential(CREDENTIAL)
-                .start();
-        publisher = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
-        kube = FakeKubeApi.builder().build();
-        Files.write(dir.resolve("ca.pem"), pki.caPem());
-        Files.writeString(dir.resolve("credential"), CREDENTIAL + "\n");
+        peers = BrokerPeers.start(dir, CREDENTIAL);
     }
 
     @AfterEach
     void tearDown() throws IOException, InterruptedException {
-        if (child != null && child.isAlive()) {
-            child.destroyForcibly().waitFor(WAIT.toSeconds(), TimeUnit.SECONDS);
-        }
-        if (child != null) {
-            Secrets.assertAbsent("the broker's log", log());
-        }
-        router.close();
-        kube.close();
-        publisher.close();
+        BrokerProcess.stopAndScan(child, dir, WAIT);
+        peers.close();
     }
 
     @Test
@@ -121,30 +105,21 @@ class EventLinesTest {
 
     /** Runs the broker through the scenario and returns every line it wrote. */
     private List<String> run(String logFormat) throws Exception {
-        String name = kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", publisher.getLocalPort()));
-        Files.writeString(dir.resolve("config.yaml"), String.join("\n",
-                "bus_url: " + router.url(),
-                "ca_file: " + dir.resolve("ca.pem"),
-                "client_id: event-lines",
-                "credential_file: " + dir.resolve("credential"),
-                "kubernetes_namespace: ns",
-                "dynamo_namespaces: [dynamo]",
-                "allowed_cidrs: [127.0.0.0/8]",
-                "metrics_listen: 127.0.0.1:0",
+        String name = peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.getLocalPort()));
+        BrokerProcess.writeConfig(dir, peers.router.url().toString(), "event-lines",
                 "drain_deadline: 5s",
-                "log_format: " + logFormat,
-                ""));
-        child = BrokerProcess.start(dir, kube.kubeconfig());
+                "log_format: " + logFormat);
+        child = BrokerProcess.start(dir, peers.kube.kubeconfig());
 
-        RouterSession session = router.awaitSession(WAIT);
+        RouterSession session = peers.router.awaitSession(WAIT);
         // A subscribe that opens, and one the broker refuses (not advertised).
-        session.subscribe(1, "dynamo", "127.0.0.1", publisher.getLocalPort());
+        session.subscribe(1, "dynamo", "127.0.0.1", peers.publisher.getLocalPort());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-        try (Socket upstream = publisher.accept()) {
+        try (Socket upstream = peers.publisher.accept()) {
             session.subscribe(3, "dynamo", "127.0.0.1", 1);
             assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(3, WAIT));
             // The resource goes away: the open stream is revoked.
-            assertTrue(kube.delete("ns", name));
+            assertTrue(peers.kube.delete("ns", name));
             Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
             assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
             // The router drains with a reason that tries to forge fields and lines.

@@ -42,53 +42,26 @@ class SignalDrainTest {
 
     @TempDir
     Path dir;
-    private InProcessRouter router;
-    private FakeKubeApi kube;
-    private ServerSocket publisher;
+    private BrokerPeers peers;
     private Process child;
 
     @BeforeEach
     void setUp() throws IOException {
-        EphemeralPki pki = EphemeralPki.create();
-        ServerIdentity server = pki.localhostServer();
-        router = InProcessRouter.builder().tls(server.key(), List.of(server.certificate())).credential(CREDENTIAL)
-                .start();
-        publisher = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
-        kube = FakeKubeApi.builder().build();
-        kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", publisher.getLocalPort()));
-        Files.write(dir.resolve("ca.pem"), pki.caPem());
-        Files.writeString(dir.resolve("credential"), CREDENTIAL + "\n");
-        Files.writeString(dir.resolve("config.yaml"), String.join("\n",
-                "bus_url: " + router.url(),
-                "ca_file: " + dir.resolve("ca.pem"),
-                "client_id: signal-test",
-                "credential_file: " + dir.resolve("credential"),
-                "kubernetes_namespace: ns",
-                "dynamo_namespaces: [dynamo]",
-                "allowed_cidrs: [127.0.0.0/8]",
-                "metrics_listen: 127.0.0.1:0",
-                "drain_deadline: 60s",
-                ""));
+        peers = BrokerPeers.start(dir, CREDENTIAL);
+        peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.getLocalPort()));
+        BrokerProcess.writeConfig(dir, peers.router.url().toString(), "signal-test", "drain_deadline: 60s");
     }
 
     @AfterEach
     void tearDown() throws IOException, InterruptedException {
-        if (child != null && child.isAlive()) {
-            child.destroyForcibly().waitFor(WAIT.toSeconds(), TimeUnit.SECONDS);
-        }
-        if (child != null) {
-            // The child's output is its own process's: the test-wide scan cannot see it, so it is read here.
-            Secrets.assertAbsent("the broker's log", log());
-        }
-        router.close();
-        kube.close();
-        publisher.close();
+        BrokerProcess.stopAndScan(child, dir, WAIT);
+        peers.close();
     }
 
     private RouterSession startBrokerWithOneOpenStream() throws IOException {
-        child = BrokerProcess.start(dir, kube.kubeconfig());
-        RouterSession session = router.awaitSession(WAIT);
-        session.subscribe(1, "dynamo", "127.0.0.1", publisher.getLocalPort());
+        child = BrokerProcess.start(dir, peers.kube.kubeconfig());
+        RouterSession session = peers.router.awaitSession(WAIT);
+        session.subscribe(1, "dynamo", "127.0.0.1", peers.publisher.getLocalPort());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
         return session;
     }
@@ -97,12 +70,12 @@ class SignalDrainTest {
     @Timeout(120)
     void sigtermDrainsTheOpenStreamThenExitsZero() throws Exception {
         RouterSession session = startBrokerWithOneOpenStream();
-        Socket upstream = publisher.accept();
+        Socket upstream = peers.publisher.accept();
         credentialAppearsInNoObservabilityBody();
         child.destroy(); // SIGTERM
         Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(60_000, draining.deadlineMs());
-        session.subscribe(2, "dynamo", "127.0.0.1", publisher.getLocalPort());
+        session.subscribe(2, "dynamo", "127.0.0.1", peers.publisher.getLocalPort());
         assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT));
         assertTrue(child.isAlive(), "the broker waits for the open stream");
         upstream.close(); // the stream finishes: the drain completes
@@ -114,7 +87,7 @@ class SignalDrainTest {
     @Timeout(120)
     void aSecondSigtermExitsAtOnceWith143() throws Exception {
         RouterSession session = startBrokerWithOneOpenStream();
-        publisher.accept();
+        peers.publisher.accept();
         child.destroy();
         session.await(Frame.Draining.class, f -> true, WAIT);
         child.destroy();
@@ -139,6 +112,6 @@ class SignalDrainTest {
     }
 
     private String log() throws IOException {
-        return Files.readString(dir.resolve("broker.log"));
+        return BrokerProcess.log(dir);
     }
 }

@@ -37,12 +37,7 @@ class SignalWhileConnectingTest {
 
     @AfterEach
     void tearDown() throws IOException, InterruptedException {
-        if (child != null && child.isAlive()) {
-            child.destroyForcibly().waitFor(WAIT.toSeconds(), TimeUnit.SECONDS);
-        }
-        if (child != null) {
-            Secrets.assertAbsent("the broker's log", Files.readString(dir.resolve("broker.log")));
-        }
+        BrokerProcess.stopAndScan(child, dir, WAIT);
     }
 
     @Test
@@ -52,20 +47,10 @@ class SignalWhileConnectingTest {
         FakeKubeApi kube = FakeKubeApi.builder().build();
         try (ServerSocket silent = new ServerSocket(0, 10, InetAddress.getLoopbackAddress())) {
             kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", 5557));
-            Files.write(dir.resolve("ca.pem"), pki.caPem());
-            Files.writeString(dir.resolve("credential"), CREDENTIAL + "\n");
-            Files.writeString(dir.resolve("config.yaml"), String.join("\n",
-                    "bus_url: https://localhost:" + silent.getLocalPort(),
-                    "ca_file: " + dir.resolve("ca.pem"),
-                    "client_id: signal-connect-test",
-                    "credential_file: " + dir.resolve("credential"),
-                    "kubernetes_namespace: ns",
-                    "dynamo_namespaces: [dynamo]",
-                    "allowed_cidrs: [127.0.0.0/8]",
-                    "metrics_listen: 127.0.0.1:0",
-                    // far beyond the test's wait: only abandoning the attempt exits in time
-                    "bus_connect_timeout: 5m",
-                    ""));
+            BrokerProcess.writeSecrets(dir, pki, CREDENTIAL);
+            // bus_connect_timeout far beyond the test's wait: only abandoning the attempt exits in time
+            BrokerProcess.writeConfig(dir, "https://localhost:" + silent.getLocalPort(), "signal-connect-test",
+                    "bus_connect_timeout: 5m");
             child = BrokerProcess.start(dir, kube.kubeconfig());
             silent.setSoTimeout((int) WAIT.toMillis());
             try (Socket attempt = silent.accept()) {
@@ -90,6 +75,6 @@ class SignalWhileConnectingTest {
     }
 
     private String log() throws IOException {
-        return Files.readString(dir.resolve("broker.log"));
+        return BrokerProcess.log(dir);
     }
 }

@@ -44,9 +44,7 @@ public final class Event {
     /**
      * Adds a text field.
      *
-     * @param key   key
      * @param value value, null is written as {@code null}
-     * @return this
      */
     public Event field(String key, String value) {
         return add(key, value == null || value.length() <= MAX_VALUE_CHARS ? value
@@ -55,10 +53,6 @@ public final class Event {
 
     /**
      * Adds an integer field.
-     *
-     * @param key   key
-     * @param value value
-     * @return this
      */
     public Event field(String key, long value) {
         return add(key, value);
@@ -66,10 +60,6 @@ public final class Event {
 
     /**
      * Adds a boolean field.
-     *
-     * @param key   key
-     * @param value value
-     * @return this
      */
     public Event field(String key, boolean value) {
         return add(key, value);
@@ -80,7 +70,6 @@ public final class Event {
      * and its causes' messages ({@code error}) and, when enabled, its stack trace ({@code stack_trace}).
      *
      * @param t the exception, may be null
-     * @return this
      */
     public Event cause(Throwable t) {
         if (fields != null) {

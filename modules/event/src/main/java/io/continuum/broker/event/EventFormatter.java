@@ -106,7 +106,6 @@ public final class EventFormatter extends Formatter {
     /**
      * A throwable as one short string: class and message of it and of up to four causes, no stack.
      *
-     * @param t throwable
      * @return description
      */
     public static String describe(Throwable t) {

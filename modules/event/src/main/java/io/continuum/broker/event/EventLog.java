@@ -53,7 +53,6 @@ public final class EventLog {
     /**
      * Whether events of a severity are logged now.
      *
-     * @param severity severity
      * @return true when on
      */
     public boolean enabled(Severity severity) {
@@ -63,7 +62,6 @@ public final class EventLog {
     /**
      * Starts an event.
      *
-     * @param severity severity
      * @param name     event name, {@code [a-z][a-z0-9_]*}
      * @return the event to add fields to and {@link Event#log()}
      */
@@ -84,7 +82,6 @@ public final class EventLog {
     /**
      * Starts an {@link Severity#ERROR} event.
      *
-     * @param name event name
      * @return event
      */
     public Event error(String name) {
@@ -94,7 +91,6 @@ public final class EventLog {
     /**
      * Starts a {@link Severity#WARN} event.
      *
-     * @param name event name
      * @return event
      */
     public Event warn(String name) {
@@ -104,7 +100,6 @@ public final class EventLog {
     /**
      * Starts an {@link Severity#INFO} event.
      *
-     * @param name event name
      * @return event
      */
     public Event info(String name) {
@@ -114,7 +109,6 @@ public final class EventLog {
     /**
      * Starts a {@link Severity#DEBUG} event.
      *
-     * @param name event name
      * @return event
      */
     public Event debug(String name) {
@@ -124,7 +118,6 @@ public final class EventLog {
     /**
      * Starts a {@link Severity#TRACE} event.
      *
-     * @param name event name
      * @return event
      */
     public Event trace(String name) {

@@ -37,7 +37,6 @@ public final class Fields {
     /**
      * The value of a field, for tests and filters.
      *
-     * @param key key
      * @return the value, or null when absent (or null)
      */
     public Object get(String key) {

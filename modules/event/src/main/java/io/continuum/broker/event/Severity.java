@@ -47,7 +47,6 @@ public enum Severity {
     /**
      * The severity a JUL level is shown as (for records of libraries, which use any JUL level).
      *
-     * @param level JUL level
      * @return the severity whose level is the highest not above {@code level}
      */
     public static Severity of(Level level) {

@@ -64,7 +64,6 @@ public sealed interface Host {
      * An IP literal: resolves to itself.
      *
      * @param address the address ({@link Inet4Address} or {@link Inet6Address})
-     * @param text    canonical text
      */
     record IpLiteral(InetAddress address, String text) implements Host {
         /**

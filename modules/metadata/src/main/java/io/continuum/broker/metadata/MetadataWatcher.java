@@ -113,8 +113,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
 
     /**
      * A builder.
-     *
-     * @return builder
      */
     public static Builder builder() {
         return new Builder();
@@ -122,8 +120,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
 
     /**
      * Starts one watcher thread per namespace. Idempotent.
-     *
-     * @return this
      */
     public synchronized MetadataWatcher start() {
         if (closed) {
@@ -561,9 +557,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
 
         /**
          * The Kubernetes namespaces to watch ({@code watch_namespaces}, 1 to 32).
-         *
-         * @param namespaces namespaces
-         * @return this
          */
         public Builder namespaces(Iterable<String> namespaces) {
             for (String ns : namespaces) {
@@ -576,9 +569,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
          * The API client; by default {@code Config.defaultClient()} (KUBECONFIG, ~/.kube/config, then the
          * in-cluster service account). Callers read module {@code io.kubernetes.client.java.api} themselves
          * (an automatic module cannot be re-exported without a lint warning).
-         *
-         * @param apiClient client
-         * @return this
          */
         @SuppressWarnings("exports")
         public Builder apiClient(ApiClient apiClient) {
@@ -588,9 +578,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
 
         /**
          * Counter hooks.
-         *
-         * @param metrics metrics
-         * @return this
          */
         public Builder metrics(MetadataMetrics metrics) {
             this.metrics = Objects.requireNonNull(metrics, "metrics");
@@ -601,7 +588,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
          * Bound on opening any list or watch response (R-META 5: 30 s).
          *
          * @param timeout deadline for the response head
-         * @return this
          */
         public Builder openTimeout(Duration timeout) {
             this.openTimeout = positive(timeout);
@@ -612,7 +598,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
          * The {@code timeoutSeconds} asked of the server for each watch (5 minutes by default).
          *
          * @param timeout watch length, whole seconds
-         * @return this
          */
         public Builder watchTimeout(Duration timeout) {
             this.watchTimeout = positive(timeout);
@@ -624,7 +609,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
          *
          * @param initial first delay
          * @param max     largest delay
-         * @return this
          */
         public Builder backoff(Duration initial, Duration max) {
             new Backoff(initial, max);

@@ -9,7 +9,6 @@ import java.util.Objects;
  * compare case-insensitively and IPv6 literals compare by address. Use {@link #of} to build keys so
  * both sides of a comparison are normalised the same way. The host is held without brackets.
  *
- * @param namespace Dynamo namespace
  * @param host      normalised host (lower-case DNS name, IPv4 literal, or canonical IPv6 text)
  * @param port      1..65535
  */
@@ -28,9 +27,7 @@ public record PublisherKey(String namespace, String host, int port) {
     /**
      * Builds a key with the host normalised for comparison.
      *
-     * @param namespace Dynamo namespace
      * @param host      host as advertised or as carried by a subscribe target (no brackets)
-     * @param port      port
      * @return normalised key
      * @throws Host.InvalidHostException when the host is not acceptable (see {@link Host})
      */
@@ -41,9 +38,6 @@ public record PublisherKey(String namespace, String host, int port) {
     /**
      * Builds a key from an already parsed host.
      *
-     * @param namespace Dynamo namespace
-     * @param host      parsed host
-     * @param port      port
      * @return normalised key
      */
     public static PublisherKey of(String namespace, Host host, int port) {

@@ -27,7 +27,6 @@ public interface PublisherView {
      * The relay re-checks its open streams then (bus-protocol-v1.md section 6, revocation).
      * Listeners run on the view's own thread and must not block.
      *
-     * @param listener listener
      * @return handle that removes the listener when closed
      */
     AutoCloseable onChange(Runnable listener);

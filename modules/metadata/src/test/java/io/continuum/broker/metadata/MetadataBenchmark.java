@@ -13,14 +13,14 @@ import io.kubernetes.client.util.Config;
  * Not a test: measures the view synced from the fake API server with the real client-java, then lookup
  * latency. Each watched namespace holds 16,384 resources (the R-META 3 cap) with 4 publishers each, each
  * also carrying a 1 KiB model card and a request-plane endpoint. With one namespace that is 65,536
- * references (the total cap); with 4 (issue 9's target: 4 × 16,384 resources, 4 channels each) the
+ * references (the total cap); with 4 (the target scale in docs/metadata.md: 4 × 16,384 resources, 4 channels each) the
  * namespaces list concurrently, every resource is parsed and held, and the total cap keeps 65,536 of the
  * 262,144 references (the rest counted {@code total_cap}). Run (see docs/metadata.md, "Benchmark"):
  * <pre>
  * ./mvnw -B -ntp -q -pl modules/metadata -am test-compile dependency:build-classpath \
  *     -Dmdep.outputFile=/tmp/metadata-cp.txt -Dmdep.includeScope=test
  * java -Xmx1g -cp modules/metadata/target/test-classes:modules/metadata/target/classes:$(cat /tmp/metadata-cp.txt) \
- *     io.continuum.broker.metadata.MetadataBenchmark [NAMESPACES]      # 1 by default; 4 for the issue 9 target
+ *     io.continuum.broker.metadata.MetadataBenchmark [NAMESPACES]      # 1 by default; 4 for the target scale
  * </pre>
  */
 public final class MetadataBenchmark {

@@ -6,27 +6,39 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.metadata.PublisherView;
+import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.dial.Connector;
 import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
+import io.continuum.broker.testing.bus.RouterDataStream;
+import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.TcpFaultProxy;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.Credential;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A real broker against a real in-process router (TLS with an ephemeral CA, HTTP/2) and real
@@ -60,6 +72,9 @@ public final class BrokerHarness implements AutoCloseable {
     /** The broker's bus connector, watched for HTTP/2 streams and connections left open. */
     public final TrackingConnector connector = new TrackingConnector();
     private final List<AutoCloseable> closeables = new CopyOnWriteArrayList<>();
+    /** Harnesses built and not yet closed, for {@link CloseAfterEach}; tests run one at a time per JVM. */
+    private static final Set<BrokerHarness> OPEN = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     /** Between broker and router when the harness was built with one, so tests can cut the connection. */
     public final TcpFaultProxy proxy;
@@ -116,11 +131,127 @@ public final class BrokerHarness implements AutoCloseable {
         LeakCheck.expect("broker open data streams", broker::openStreams, 0);
         LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
         LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
+        OPEN.add(this);
+    }
+
+    /**
+     * Closes every harness a test left open, so a test class keeps a harness in a field without a tear-down of its
+     * own. Listed after {@link LeakCheck} in {@code @ExtendWith}, it runs before the leak check (JUnit runs "after"
+     * callbacks in reverse order), as a tear-down method would.
+     */
+    public static final class CloseAfterEach implements AfterEachCallback {
+        @Override
+        public void afterEach(ExtensionContext context) {
+            for (BrokerHarness h : List.copyOf(OPEN)) {
+                h.close();
+            }
+        }
+    }
+
+    /**
+     * A broker against any bus URL (a raw HTTP/2 peer), not started: client id {@code broker-a}, namespace
+     * {@link #NAMESPACE}, reconnect backoff 50-100 ms, and whatever {@code more} adds. Its bus connections are
+     * tracked: under {@link LeakCheck} its HTTP/2 stream slots and bus connections must be back to 0 after the test.
+     */
+    public static EventBroker againstPeer(URI busUrl, PublisherView view, CountingMetrics metrics,
+                                          UnaryOperator<RelayConfig.Builder> more) {
+        RelayConfig config = more.apply(RelayConfig.builder().busUrl(busUrl).caCertificates(() -> List.of(PKI.caCertificate()))
+                .credential(() -> Credential.of(CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
+                .dynamoNamespaces(List.of(NAMESPACE)).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)))
+                .build();
+        TrackingConnector tracking = new TrackingConnector();
+        EventBroker broker = EventBroker.create(config, view, metrics, tracking, RandomGenerator.getDefault());
+        LeakCheck.expect("broker HTTP/2 stream slots in use", tracking::streamsInUse, 0);
+        LeakCheck.expect("broker bus connections open", tracking::openConnections, 0);
+        return broker;
+    }
+
+    /** A raw HTTP/2 peer and a started broker against it ({@link #againstPeer}), closed together, the broker first. */
+    public record RawPeerBroker(RawH2Peer peer, EventBroker broker, CountingMetrics metrics, MutableView view)
+            implements AutoCloseable {
+        /** Starts the peer, then the broker against it (synced, empty view; {@code more} adds to the config). */
+        public static RawPeerBroker start(UnaryOperator<RelayConfig.Builder> more) throws IOException {
+            RawH2Peer peer = RawH2Peer.start(SERVER, Map.of());
+            CountingMetrics metrics = new CountingMetrics();
+            MutableView view = new MutableView().synced(true);
+            EventBroker broker = againstPeer(peer.busUrl(), view, metrics, more);
+            broker.start();
+            return new RawPeerBroker(peer, broker, metrics, view);
+        }
+
+        @Override
+        public void close() {
+            broker.close();
+            peer.close();
+        }
     }
 
     public EventBroker start() {
         broker.start();
         return broker;
+    }
+
+    /** Starts the broker and returns the router's side of its first session (welcomed). */
+    public RouterSession startSession() {
+        start();
+        return router.awaitSession(WAIT);
+    }
+
+    /** A started broker with one subscription open: the publisher, the router's session, and the stream's two ends. */
+    public record Subscribed(Publisher publisher, RouterSession session, Socket upstream, RouterDataStream stream) {
+    }
+
+    /**
+     * The set-up most data-path tests share: a publisher, the broker started, its session welcomed, and bus stream
+     * {@code id} subscribed to the publisher and open end to end (see {@link #open}).
+     */
+    public Subscribed startSubscribed(long id) {
+        Publisher publisher = publisher();
+        RouterSession session = startSession();
+        OpenStream stream = open(session, id, publisher);
+        return new Subscribed(publisher, session, stream.upstream(), stream.stream());
+    }
+
+    /** A subscription opened end to end: the broker's connection to the publisher and the router's data stream. */
+    public record OpenStream(long id, Socket upstream, RouterDataStream stream) {
+    }
+
+    /**
+     * Subscribes bus stream {@code id} to {@code publisher} on {@code session} and waits for every sign that it
+     * opened: the broker's connection to the publisher, {@code stream_opened}, and the data stream at the router.
+     */
+    public OpenStream open(RouterSession session, long id, Publisher publisher) {
+        Socket upstream = subscribeAndAwaitOpened(session, id, publisher);
+        return new OpenStream(id, upstream, router.awaitDataStream(id, WAIT));
+    }
+
+    /**
+     * Subscribes bus stream {@code id} to {@code publisher} and waits for the broker's connection to the publisher
+     * (returned) and {@code stream_opened}; the data stream at the router is left to the test (a router policy may
+     * answer it with 404 or hold its head).
+     */
+    public static Socket subscribeAndAwaitOpened(RouterSession session, long id, Publisher publisher) {
+        session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
+        Socket upstream = publisher.awaitConnection();
+        Frame.ClientFrame answer = session.awaitAnswer(id, WAIT);
+        if (!(answer instanceof Frame.StreamOpened)) {
+            throw new AssertionError("stream " + id + " was not opened: " + answer);
+        }
+        return upstream;
+    }
+
+    /**
+     * Starts {@code broker.shutdown(drainDeadline)} on a virtual thread and returns that thread, for tests that watch
+     * the drain from the router's side while shutdown waits.
+     */
+    public static Thread shutdownInBackground(EventBroker broker, Duration drainDeadline) {
+        return Thread.ofVirtual().name("test-shutdown").start(() -> {
+            try {
+                broker.shutdown(drainDeadline);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
     }
 
     /** Closes {@code c} when the harness closes (after the broker). */
@@ -158,6 +289,10 @@ public final class BrokerHarness implements AutoCloseable {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        OPEN.remove(this);
         broker.close();
         for (AutoCloseable c : closeables) {
             try {

@@ -14,7 +14,6 @@ import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import io.continuum.broker.relay.api.RelayConfig;
@@ -32,23 +31,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The data path of bus-protocol-v1.md sections 2, 5 and 6 against a real router over TLS and
  * HTTP/2, with real loopback publisher sockets (R-BEH 2, 4, 5, 9).
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class DataPathTest {
     private BrokerHarness h;
 
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
-
     @Test
     void helloDeclaresTheBrokerAndWelcomeStartsTheSession() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         Frame.Hello hello = session.hello();
         assertEquals(List.of(1), hello.protocolVersions());
         assertEquals("broker", hello.role());
@@ -63,16 +54,10 @@ class DataPathTest {
     @Test
     void publisherAndRouterBytesCrossTheTunnelUnalteredBothWays() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(17, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(17, WAIT));
-        RouterDataStream stream = h.router.awaitDataStream(17, WAIT);
-        assertEquals("Bearer " + BrokerHarness.CREDENTIAL, stream.headers().get("authorization"));
-        assertEquals(session.sessionId(), stream.headers().get("continuum-session-id"));
-        assertEquals("application/octet-stream", stream.headers().get("content-type"));
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(17);
+        assertEquals("Bearer " + BrokerHarness.CREDENTIAL, subscribed.stream().headers().get("authorization"));
+        assertEquals(subscribed.session().sessionId(), subscribed.stream().headers().get("continuum-session-id"));
+        assertEquals("application/octet-stream", subscribed.stream().headers().get("content-type"));
 
         byte[] fromPublisher = new byte[512 * 1024];
         byte[] fromRouter = new byte[300_000];
@@ -83,7 +68,7 @@ class DataPathTest {
         // Both directions at once, each end written and read by its own thread.
         Thread publisherWrites = Thread.ofVirtual().start(() -> {
             try {
-                OutputStream out = upstream.getOutputStream();
+                OutputStream out = subscribed.upstream().getOutputStream();
                 for (int off = 0; off < fromPublisher.length; off += 7_777) {
                     out.write(fromPublisher, off, Math.min(7_777, fromPublisher.length - off));
                 }
@@ -94,7 +79,7 @@ class DataPathTest {
         });
         Thread routerWrites = Thread.ofVirtual().start(() -> {
             try {
-                stream.writeToBroker(fromRouter);
+                subscribed.stream().writeToBroker(fromRouter);
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
@@ -102,12 +87,12 @@ class DataPathTest {
         byte[][] atPublisher = new byte[1][];
         Thread publisherReads = Thread.ofVirtual().start(() -> {
             try {
-                atPublisher[0] = upstream.getInputStream().readNBytes(fromRouter.length);
+                atPublisher[0] = subscribed.upstream().getInputStream().readNBytes(fromRouter.length);
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
         });
-        assertArrayEquals(fromPublisher, stream.readFromBroker(fromPublisher.length));
+        assertArrayEquals(fromPublisher, subscribed.stream().readFromBroker(fromPublisher.length));
         publisherReads.join(WAIT.toMillis());
         assertArrayEquals(fromRouter, atPublisher[0]);
         publisherWrites.join(WAIT.toMillis());
@@ -124,21 +109,16 @@ class DataPathTest {
     @Test
     void publisherEofEndsTheRequestBodyAndReportsUpstreamClosed() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(5, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(5, WAIT);
-        upstream.getOutputStream().write(new byte[] {1, 2, 3});
-        upstream.close();
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(5);
+        subscribed.upstream().getOutputStream().write(new byte[] {1, 2, 3});
+        subscribed.upstream().close();
         // the router reads the body up to END_STREAM, then ends its response (docs/protocol.md): the stream
         // closes without a reset and only then is stream_closed sent
-        InputStream in = stream.fromBroker();
+        InputStream in = subscribed.stream().fromBroker();
         assertArrayEquals(new byte[] {1, 2, 3}, in.readNBytes(3));
         assertEquals(-1, in.read(), "the request body ends after the publisher's last byte");
-        stream.end();
-        Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 5, WAIT);
+        subscribed.stream().end();
+        Frame.StreamClosed closed = subscribed.session().await(Frame.StreamClosed.class, f -> f.streamId() == 5, WAIT);
         assertEquals(Code.UPSTREAM_CLOSED, closed.code());
         assertEquals(1, h.metrics.get("stream_closes_total{code=upstream_closed}"));
         await(() -> h.broker.openStreams() == 0, "open_streams back to 0");
@@ -148,8 +128,7 @@ class DataPathTest {
     void unsubscribeClosesThePublisherSocketSilently() throws Exception {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.subscribe(3, NAMESPACE, "127.0.0.1", publisher.port());
         Socket upstream = publisher.awaitConnection();
         session.awaitAnswer(3, WAIT);
@@ -166,16 +145,11 @@ class DataPathTest {
     @Test
     void aRouterResetClosesThePublisherSocketAndReportsNothing() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(4, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(4, WAIT);
-        stream.reset();
-        assertEquals(-1, upstream.getInputStream().read());
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(4);
+        subscribed.stream().reset();
+        assertEquals(-1, subscribed.upstream().getInputStream().read());
         await(() -> h.broker.openStreams() == 0, "stream gone");
-        assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
+        assertTrue(subscribed.session().drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
     }
 
     @Test
@@ -185,9 +159,7 @@ class DataPathTest {
         h.start();
         h.router.streamPolicy(InProcessRouter.StreamPolicy.NOT_FOUND);
         RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(6, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(6, WAIT));
+        Socket upstream = BrokerHarness.subscribeAndAwaitOpened(session, 6, publisher);
         assertEquals(-1, upstream.getInputStream().read());
         await(() -> h.broker.openStreams() == 0, "stream gone");
         assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
@@ -200,9 +172,7 @@ class DataPathTest {
         h.start();
         h.router.streamPolicy(InProcessRouter.StreamPolicy.HOLD_HEAD);
         RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(8, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(8, WAIT));
+        Socket upstream = BrokerHarness.subscribeAndAwaitOpened(session, 8, publisher);
         Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 8, WAIT);
         assertEquals(Code.IDLE_TIMEOUT, closed.code());
         assertEquals(-1, upstream.getInputStream().read(), "the upstream socket is closed on expiry");

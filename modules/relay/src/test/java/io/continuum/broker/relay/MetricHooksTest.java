@@ -10,7 +10,6 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import io.continuum.broker.relay.api.RelayMetrics;
@@ -28,31 +27,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code error} frame by code (before welcome, non-terminal, terminal), codes this version does not know
  * folded into {@code unknown}.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class MetricHooksTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void aWelcomedAttemptAndAnOpenedStreamReportHowLongTheyTook() {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         await(h.metrics::connected, "welcomed");
         assertEquals(1, h.metrics.get("bus_connect_duration_seconds_count"));
         assertTrue(h.metrics.get("bus_connect_duration_nanos_sum") > 0);
 
-        session.subscribe(3, NAMESPACE, "127.0.0.1", publisher.port());
-        publisher.awaitConnection();
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(3, WAIT));
+        BrokerHarness.subscribeAndAwaitOpened(session, 3, publisher);
         // Counted before stream_opened leaves, like subscribes_total.
         assertEquals(1, h.metrics.get("subscribe_open_duration_seconds_count"));
         assertEquals(1, h.metrics.get("subscribes_total{result=opened}"));
@@ -70,8 +59,7 @@ class MetricHooksTest {
             closedPort = s.getLocalPort();
         }
         h.view.advertise(NAMESPACE, "127.0.0.1", closedPort);
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", closedPort);
         Frame.StreamRefused refused = assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(1, WAIT));
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused.code());
@@ -85,8 +73,7 @@ class MetricHooksTest {
     @Test
     void everyRouterErrorIsCountedByCodeTerminalOrNot() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.send(new Frame.ErrorFrame(Code.INTERNAL_ERROR, "just so you know", false));
         session.sendRaw(FrameCodec.encodeJson(
                 "{\"type\":\"error\",\"code\":\"a_code_from_the_future\",\"message\":\"?\",\"terminal\":false}"));

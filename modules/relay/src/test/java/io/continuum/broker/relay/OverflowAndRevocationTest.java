@@ -30,15 +30,14 @@ class OverflowAndRevocationTest {
         try (BrokerHarness h = new BrokerHarness()) {
             BrokerHarness.Publisher flooding = h.publisher();
             BrokerHarness.Publisher healthy = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", flooding.port());
             Socket flood = flooding.awaitConnection();
             assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
             h.router.awaitDataStream(1, WAIT); // never read: its window stays closed
-            session.subscribe(2, NAMESPACE, "127.0.0.1", healthy.port());
-            Socket good = healthy.awaitConnection();
-            RouterDataStream goodStream = h.router.awaitDataStream(2, WAIT);
+            BrokerHarness.OpenStream opened2 = h.open(session, 2, healthy);
+            Socket good = opened2.upstream();
+            RouterDataStream goodStream = opened2.stream();
 
             // 4 MiB: more than the window plus the 1 MiB stream budget. The publisher is never blocked.
             byte[] chunk = new byte[64 * 1024];
@@ -72,17 +71,11 @@ class OverflowAndRevocationTest {
     @Test
     void aPublisherNoLongerAdvertisedIsRevoked() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
-            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket upstream = publisher.awaitConnection();
-            assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-            h.router.awaitDataStream(1, WAIT);
-            h.view.withdraw(NAMESPACE, "127.0.0.1", publisher.port());
-            Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
+            BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+            h.view.withdraw(NAMESPACE, "127.0.0.1", subscribed.publisher().port());
+            Frame.StreamClosed closed = subscribed.session().await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
             assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
-            assertEquals(-1, upstream.getInputStream().read(), "the publisher socket is closed");
+            assertEquals(-1, subscribed.upstream().getInputStream().read(), "the publisher socket is closed");
         }
     }
 }

@@ -6,12 +6,11 @@ import java.util.Map;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
@@ -41,26 +40,15 @@ class RouterClosedTest {
     }
 
     private static void routerEndsTheSession(Ending ending) throws Exception {
-        CountingMetrics metrics = new CountingMetrics();
-        MutableView view = new MutableView().synced(true);
-        try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
-                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
-                    .build();
-            TrackingConnector connector = new TrackingConnector();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
-                    RandomGenerator.getDefault())) {
-                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
-                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
-                broker.start();
-                try (RawRouter first = RawRouter.acceptSession(router, WAIT)) {
-                    await(metrics::connected, "welcomed");
-                    ending.end(first.wire());
-                    router.accept(WAIT); // the reconnect (throws if none comes)
-                    await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
-                    assertEquals(1, metrics.get("reconnects_total"));
-                }
+        try (BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(c -> c)) {
+            RawH2Peer router = raw.peer();
+            CountingMetrics metrics = raw.metrics();
+            try (RawBusRouter first = RawBusRouter.acceptSession(router, WAIT)) {
+                await(metrics::connected, "welcomed");
+                ending.end(first.wire());
+                router.accept(WAIT); // the reconnect (throws if none comes)
+                await(() -> metrics.get("session_ends_total{reason=router_closed}") == 1, "router_closed counted");
+                assertEquals(1, metrics.get("reconnects_total"));
             }
         }
     }

@@ -22,11 +22,10 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.api.Credential;
 
 /**
  * bus-protocol-v1.md section 6, "Router ends the response body: the client half-closes (shutdownOutput) the
@@ -39,49 +38,39 @@ class RouterEndsDataStreamTest {
 
     @Test
     void routerEndingItsBodyHalfClosesThePublisherAndTheRelayGoesOnUntilThePublisherCloses() throws Exception {
-        CountingMetrics metrics = new CountingMetrics();
-        MutableView view = new MutableView().synced(true);
-        try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
-             ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            view.advertise(NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-            RelayConfig config = RelayConfig.builder().busUrl(peer.busUrl()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
-                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of(NAMESPACE)).allowedCidrs(List.of(Cidr.parse("127.0.0.0/8")))
-                    .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100)).build();
-            TrackingConnector connector = new TrackingConnector();
-            try (EventBroker broker = EventBroker.create(config, view, metrics, connector,
-                    RandomGenerator.getDefault())) {
-                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
-                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
-                broker.start();
-                try (RawRouter router = RawRouter.acceptSession(peer, WAIT)) {
-                    router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-                    try (Socket upstream = publisher.accept()) {
-                        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
-                        int h2 = 3; // the first data stream on the connection
-                        await(() -> router.stream(h2).headers, "data stream HEADERS");
+        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(
+                     c -> c.allowedCidrs(List.of(Cidr.parse("127.0.0.0/8"))))) {
+            raw.view().advertise(NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+            RawH2Peer peer = raw.peer();
+            EventBroker broker = raw.broker();
+            try (RawBusRouter router = RawBusRouter.acceptSession(peer, WAIT)) {
+                router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+                try (Socket upstream = publisher.accept()) {
+                    router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+                    int h2 = 3; // the first data stream on the connection
+                    await(() -> router.stream(h2).headers(), "data stream HEADERS");
 
-                        router.wire().sendStatus200(h2, false);
-                        router.wire().sendData(h2, new byte[] {7}, true);
-                        InputStream fromBroker = upstream.getInputStream();
-                        assertEquals(7, fromBroker.read());
-                        assertEquals(-1, fromBroker.read(), "shutdownOutput reached the publisher");
-                        assertTrue(metrics.connected(), "the session is untouched");
-                        assertEquals(1, broker.openStreams(), "a half-close is not a close");
+                    router.wire().sendStatus200(h2, false);
+                    router.wire().sendData(h2, new byte[] {7}, true);
+                    InputStream fromBroker = upstream.getInputStream();
+                    assertEquals(7, fromBroker.read());
+                    assertEquals(-1, fromBroker.read(), "shutdownOutput reached the publisher");
+                    assertTrue(raw.metrics().connected(), "the session is untouched");
+                    assertEquals(1, broker.openStreams(), "a half-close is not a close");
 
-                        upstream.getOutputStream().write(new byte[] {4, 5});
-                        await(() -> router.stream(h2).bytes().length == 2, "publisher bytes after the half-close");
-                        assertArrayEquals(new byte[] {4, 5}, router.stream(h2).bytes());
-                        assertFalse(router.stream(h2).requestEnded);
-                        assertTrue(router.drainFromBroker().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
-                                "nothing is reported for the half-close");
+                    upstream.getOutputStream().write(new byte[] {4, 5});
+                    await(() -> router.stream(h2).bytes().length == 2, "publisher bytes after the half-close");
+                    assertArrayEquals(new byte[] {4, 5}, router.stream(h2).bytes());
+                    assertFalse(router.stream(h2).requestEnded());
+                    assertTrue(router.drainFromBroker().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
+                            "nothing is reported for the half-close");
 
-                        upstream.close();
-                        Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
-                        assertEquals(Code.UPSTREAM_CLOSED, closed.code());
-                        await(() -> router.stream(h2).requestEnded, "END_STREAM on the request body");
-                        await(() -> broker.openStreams() == 0, "stream gone");
-                    }
+                    upstream.close();
+                    Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+                    assertEquals(Code.UPSTREAM_CLOSED, closed.code());
+                    await(() -> router.stream(h2).requestEnded(), "END_STREAM on the request body");
+                    await(() -> broker.openStreams() == 0, "stream gone");
                 }
             }
         }

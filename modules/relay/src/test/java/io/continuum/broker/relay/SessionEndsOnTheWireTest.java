@@ -11,11 +11,10 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
@@ -34,20 +33,8 @@ class SessionEndsOnTheWireTest {
     }
 
     private static void withBroker(Scenario scenario) throws Exception {
-        CountingMetrics metrics = new CountingMetrics();
-        try (RawH2Peer router = RawH2Peer.start(BrokerHarness.SERVER, Map.of())) {
-            RelayConfig config = RelayConfig.builder().busUrl(router.busUrl()).caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate()))
-                    .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
-                    .dynamoNamespaces(List.of("dynamo")).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
-                    .build();
-            TrackingConnector connector = new TrackingConnector();
-            try (EventBroker broker = EventBroker.create(config, new MutableView().synced(true), metrics, connector,
-                    RandomGenerator.getDefault())) {
-                LeakCheck.expect("broker HTTP/2 stream slots in use", connector::streamsInUse, 0);
-                LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
-                broker.start();
-                scenario.run(router, metrics);
-            }
+        try (BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(c -> c)) {
+            scenario.run(raw.peer(), raw.metrics());
         }
     }
 
@@ -71,17 +58,17 @@ class SessionEndsOnTheWireTest {
             byte[] unknown = FrameCodec.encodeJson("{\"type\":\"future_frame\"}");
             byte[] error = FrameCodec.encode(new Frame.ErrorFrame(Code.UNAUTHORIZED, "no", false));
             byte[] malformed = new byte[4]; // N = 0: a protocol error, but after the error frame
-            try (RawRouter first = RawRouter.acceptHello(router, WAIT)) {
-                first.wire().send(RawH2Peer.Frame.HEADERS, 0x4, RawRouter.SESSION, RawRouter.statusOkBusContentType());
-                first.wire().sendData(RawRouter.SESSION, concat(unknown, error, malformed), false);
+            try (RawBusRouter first = RawBusRouter.acceptHello(router, WAIT, RawBusRouter.Windows.GRANT_AS_READ)) {
+                first.sendSessionHead();
+                first.wire().sendData(RawBusRouter.SESSION_STREAM, concat(unknown, error, malformed), false);
                 await(() -> metrics.get("session_ends_total{reason=refused}") == 1, "refused");
                 assertEquals(1, metrics.get("session_attempts_total{result=refused}"));
                 assertEquals(0, metrics.get("session_ends_total{reason=protocol_error}"));
             }
-            try (RawRouter second = RawRouter.acceptHello(router, WAIT)) {
+            try (RawBusRouter second = RawBusRouter.acceptHello(router, WAIT, RawBusRouter.Windows.GRANT_AS_READ)) {
                 // A malformed frame with nothing decisive before it is a protocol_error.
-                second.wire().send(RawH2Peer.Frame.HEADERS, 0x4, RawRouter.SESSION, RawRouter.statusOkBusContentType());
-                second.wire().sendData(RawRouter.SESSION, concat(unknown, malformed, error), false);
+                second.sendSessionHead();
+                second.wire().sendData(RawBusRouter.SESSION_STREAM, concat(unknown, malformed, error), false);
                 await(() -> metrics.get("session_ends_total{reason=protocol_error}") == 1, "protocol_error");
                 assertEquals(1, metrics.get("session_ends_total{reason=refused}"));
             }
@@ -93,7 +80,7 @@ class SessionEndsOnTheWireTest {
         withBroker((router, metrics) -> {
             int sessions = 5;
             for (int i = 1; i <= sessions; i++) {
-                try (RawRouter r = RawRouter.acceptSession(router, WAIT)) {
+                try (RawBusRouter r = RawBusRouter.acceptSession(router, WAIT)) {
                     await(metrics::connected, "welcomed");
                     r.closeRightAfterSessionEnd();
                     r.send(new Frame.Drain("rebalance", OptionalLong.of(0)));

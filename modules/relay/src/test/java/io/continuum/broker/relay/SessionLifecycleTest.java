@@ -16,7 +16,6 @@ import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -33,17 +32,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * every handshake outcome, heartbeat and idle timeout, router close, terminal errors, malformed
  * frames, drain, shutdown, and reconnect after each.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SessionLifecycleTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     private static BrokerHarness withAnswer(InProcessRouter.SessionPolicy policy) {
         return new BrokerHarness(c -> c, r -> r.sessionPolicy(policy));
@@ -53,8 +45,7 @@ class SessionLifecycleTest {
     void heartbeatsFlowAtTheNegotiatedIntervalAndSilenceEndsTheSessionAsIdleTimeout() {
         // heartbeat 100 ms (the clamp floor), idle timeout 300 ms = 3 x heartbeat.
         h = withAnswer(hello -> hello == null ? null : SessionAnswer.welcome(100, 300));
-        h.start();
-        RouterSession first = h.router.awaitSession(WAIT);
+        RouterSession first = h.startSession();
         first.await(Frame.Heartbeat.class, f -> true, WAIT);
         // The router never sends anything: the broker ends the session and reconnects.
         RouterSession second = h.router.awaitSession(WAIT);
@@ -66,8 +57,7 @@ class SessionLifecycleTest {
     @Test
     void aTerminalErrorEndsTheSessionAndANonTerminalOneIsOnlyCounted() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.send(new Frame.ErrorFrame(Code.INTERNAL_ERROR, "just so you know", false));
         session.send(new Frame.ErrorFrame(Code.SUPERSEDED, "another broker-a connected", true));
         h.router.awaitSession(WAIT);
@@ -78,8 +68,7 @@ class SessionLifecycleTest {
     @Test
     void aMalformedFrameFromTheRouterEndsTheSessionNotTheProcess() {
         h = new BrokerHarness();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.sendRaw(FrameCodec.encodeJson("{\"type\":\"subscribe\",\"stream_id\":0}"));
         RouterSession next = h.router.awaitSession(WAIT);
         await(() -> h.metrics.get("session_ends_total{reason=protocol_error}") == 1, "protocol_error counted");
@@ -126,8 +115,7 @@ class SessionLifecycleTest {
                 OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                 OptionalLong.empty())));
         BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
         RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
@@ -146,23 +134,18 @@ class SessionLifecycleTest {
     @Test
     void aRouterDrainRefusesNewSubscribesLetsOpenStreamsFinishThenReconnects() throws IOException {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
-        session.send(new Frame.Drain("maintenance", OptionalLong.of(60_000)));
-        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
-        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT)).code());
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+        subscribed.session().send(new Frame.Drain("maintenance", OptionalLong.of(60_000)));
+        subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
+        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
         // The open stream still flows during the drain.
-        upstream.getOutputStream().write("still here".getBytes(StandardCharsets.UTF_8));
-        assertArrayEquals("still here".getBytes(StandardCharsets.UTF_8), stream.readFromBroker(10));
+        subscribed.upstream().getOutputStream().write("still here".getBytes(StandardCharsets.UTF_8));
+        assertArrayEquals("still here".getBytes(StandardCharsets.UTF_8), subscribed.stream().readFromBroker(10));
         // When it closes, the session ends (END_STREAM on the request body) and the broker reconnects.
-        upstream.close();
-        session.await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
-        assertTrue(session.awaitEnded(WAIT));
-        assertEquals("end_stream", session.endCause());
+        subscribed.upstream().close();
+        subscribed.session().await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
+        assertTrue(subscribed.session().awaitEnded(WAIT));
+        assertEquals("end_stream", subscribed.session().endCause());
         h.router.awaitSession(WAIT);
         assertEquals(1, h.metrics.get("session_ends_total{reason=drained}"));
     }
@@ -170,41 +153,25 @@ class SessionLifecycleTest {
     @Test
     void streamsStillOpenAtTheDrainDeadlineEndWithTheSessionSilently() throws IOException {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
-        session.send(new Frame.Drain("rebalance", OptionalLong.of(200)));
-        assertTrue(session.awaitEnded(WAIT));
-        assertEquals(-1, upstream.getInputStream().read(), "the publisher socket closed with the session");
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+        subscribed.session().send(new Frame.Drain("rebalance", OptionalLong.of(200)));
+        assertTrue(subscribed.session().awaitEnded(WAIT));
+        assertEquals(-1, subscribed.upstream().getInputStream().read(), "the publisher socket closed with the session");
         h.router.awaitSession(WAIT);
-        assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
+        assertTrue(subscribed.session().drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
                 "no stream_closed for streams that end with the session");
     }
 
     @Test
     void shutdownSendsDrainingRefusesSubscribesAndEndsTheSessionAfterOpenStreamsClose() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
-        Thread shutdown = Thread.ofVirtual().start(() -> {
-            try {
-                h.broker.shutdown(Duration.ofSeconds(30));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+        Thread shutdown = BrokerHarness.shutdownInBackground(h.broker, Duration.ofSeconds(30));
+        Frame.Draining draining = subscribed.session().await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(30_000, draining.deadlineMs());
-        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
-        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT)).code());
-        upstream.close();
+        subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
+        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
+        subscribed.upstream().close();
         shutdown.join(WAIT.toMillis());
         assertTrue(!shutdown.isAlive(), "shutdown returned once the last stream closed");
         assertEquals(1, h.metrics.get("session_ends_total{reason=shutdown}"));
@@ -214,14 +181,9 @@ class SessionLifecycleTest {
     @Test
     void aRouterResetOfTheSessionStreamEndsEveryStreamAndTheBrokerReconnects() throws IOException {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
-        session.reset();
-        assertEquals(-1, upstream.getInputStream().read(), "the stream ended with the session");
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+        subscribed.session().reset();
+        assertEquals(-1, subscribed.upstream().getInputStream().read(), "the stream ended with the session");
         h.router.awaitSession(WAIT);
         // Helidon's server, reset through its internals, sometimes escalates to a GOAWAY: the end is then
         // connection_lost. The exact reason for a reset session stream is pinned by RouterClosedTest.
@@ -233,16 +195,11 @@ class SessionLifecycleTest {
     @Test
     void aCutConnectionEndsTheSessionAndEveryStreamAndTheBrokerReconnects() throws Exception {
         h = new BrokerHarness(true);
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
-        upstream.getOutputStream().write(new byte[] {1});
-        stream.readFromBroker(1);
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+        subscribed.upstream().getOutputStream().write(new byte[] {1});
+        subscribed.stream().readFromBroker(1);
         h.proxy.cutAll();
-        assertEquals(-1, upstream.getInputStream().read(), "the stream ended with the connection");
+        assertEquals(-1, subscribed.upstream().getInputStream().read(), "the stream ended with the connection");
         h.router.awaitSession(WAIT);
         await(() -> h.metrics.get("session_ends_total{reason=connection_lost}") == 1, "connection_lost counted");
         assertEquals(1, h.metrics.get("reconnects_total"));

@@ -21,7 +21,6 @@ import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import io.continuum.broker.relay.api.RelayConfig;
@@ -42,17 +41,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * becomes a shutdown with the earlier deadline, and the welcome wait is its own deadline counted from
  * {@code hello}.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SessionShutdownAndDeadlinesTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     @Test
     void aShutdownWhileTheRouterLeavesTheTlsHandshakeUnansweredEndsTheAttemptAtOnce() throws Exception {
@@ -84,13 +76,7 @@ class SessionShutdownAndDeadlinesTest {
                 s.setSoTimeout((int) WAIT.toMillis());
                 InputStream in = s.getInputStream();
                 assertTrue(in.read() >= 0, "the ClientHello arrives; the router never answers it");
-                Thread shutdown = Thread.ofVirtual().start(() -> {
-                    try {
-                        broker.shutdown(Duration.ofSeconds(30));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
+                Thread shutdown = BrokerHarness.shutdownInBackground(broker, Duration.ofSeconds(30));
                 shutdown.join(WAIT);
                 assertFalse(shutdown.isAlive(), "shutdown must not wait for bus_connect_timeout");
                 // The attempt was abandoned: the broker closed its socket (nothing more than the ClientHello came).
@@ -116,32 +102,21 @@ class SessionShutdownAndDeadlinesTest {
     @Test
     void aShutdownDuringARouterDrainSendsDrainingAndEndsAtTheEarlierDeadlineAsShutdown() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
-        h.start();
-        RouterSession session = h.router.awaitSession(WAIT);
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        publisher.awaitConnection();
-        h.router.awaitDataStream(1, WAIT);
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
         // The router's drain would let the open stream run for ten minutes.
-        session.send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
-        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
-        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT)).code());
-        Thread shutdown = Thread.ofVirtual().start(() -> {
-            try {
-                h.broker.shutdown(Duration.ofMillis(300));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
+        subscribed.session().send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
+        subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
+        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
+        Thread shutdown = BrokerHarness.shutdownInBackground(h.broker, Duration.ofMillis(300));
+        Frame.Draining draining = subscribed.session().await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(300, draining.deadlineMs(), "the configured drain_deadline");
-        assertTrue(session.awaitEnded(WAIT), "the session ends at the shutdown's deadline, the earlier one");
+        assertTrue(subscribed.session().awaitEnded(WAIT), "the session ends at the shutdown's deadline, the earlier one");
         shutdown.join(WAIT);
         assertFalse(shutdown.isAlive());
         assertEquals(1, h.metrics.get("session_ends_total{reason=shutdown}"));
         assertEquals(0, h.metrics.get("session_ends_total{reason=drained}"));
         assertEquals(1, h.router.sessionAttempts(), "no reconnect after shutdown");
-        assertTrue(session.drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
+        assertTrue(subscribed.session().drainReceived().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
                 "the stream still open at the deadline ends with the session, silently");
     }
 

@@ -14,7 +14,6 @@ import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import io.continuum.broker.relay.api.RelayConfig;
@@ -29,17 +28,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * R-SEC 10): each refusal answers {@code stream_refused} with its code, counts in
  * {@code refusals_total{code}}, and dials nothing.
  */
-@ExtendWith(LeakCheck.class)
+@ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SubscribeChecksTest {
     private BrokerHarness h;
-
-    @AfterEach
-    void tearDown() {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     private RouterSession started() {
         h.start();
@@ -56,9 +48,7 @@ class SubscribeChecksTest {
         BrokerHarness.Publisher publisher = h.publisher();
         RouterSession session = started();
         // An open stream keeps the drain going (with none, the session would end at once).
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-        publisher.awaitConnection();
+        BrokerHarness.subscribeAndAwaitOpened(session, 1, publisher);
         session.send(new Frame.Drain("maintenance", java.util.OptionalLong.of(60_000)));
         session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
         assertEquals(Code.DRAINING, refused(session, 2).code());

@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * TLS failures at the broker level (issue #10; R-BEH 6, R-SEC 13, bus-protocol-v1.md sections 1 and 4 item 4):
+ * TLS failures at the broker level (R-BEH 6, R-SEC 13, bus-protocol-v1.md sections 1 and 4 item 4):
  * a router the broker must not trust, or cannot speak HTTP/2 over TLS 1.2+ with, fails the attempt with a log
  * line that says what failed, counts {@code session_attempts_total{result="failed"}} and
  * {@code session_ends_total{reason="connect_failed"}}, and the next attempt waits for the backoff. Every bad router

@@ -38,8 +38,7 @@ class ZmqThroughTunnelTest {
             ZMQ.Socket pub = zmq.createSocket(SocketType.PUB);
             int pubPort = pub.bindToRandomPort("tcp://127.0.0.1");
             h.view.advertise(NAMESPACE, "127.0.0.1", pubPort);
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             session.subscribe(42, NAMESPACE, "127.0.0.1", pubPort);
             assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(42, WAIT));
             RouterDataStream stream = h.router.awaitDataStream(42, WAIT);

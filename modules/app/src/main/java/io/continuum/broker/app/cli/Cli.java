@@ -6,8 +6,6 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -85,32 +83,19 @@ public final class Cli {
     /**
      * A builder with production defaults: process environment, real streams, the idle runtime, and
      * SIGTERM/SIGINT handling.
-     *
-     * @return builder
      */
     public static Builder builder() {
         return new Builder();
     }
 
-    /**
-     * Blocks until the broker should shut down.
-     */
+    /** Blocks until the broker should shut down. */
     @FunctionalInterface
     public interface ShutdownWait {
-        /**
-         * Waits for the first shutdown request.
-         *
-         * @return a description such as the signal number, for the log
-         * @throws InterruptedException if interrupted
-         */
+        /** Waits for the first shutdown request and returns what asked for it (the signal number), for the log. */
         int await() throws InterruptedException;
     }
 
-    /**
-     * The broker version from the build.
-     *
-     * @return version such as {@code 0.1.0}
-     */
+    /** The broker version from the build ({@code version.properties}), or {@code unknown}. */
     public static String version() {
         try (InputStream in = Cli.class.getResourceAsStream("version.properties")) {
             if (in == null) {
@@ -124,59 +109,21 @@ public final class Cli {
         }
     }
 
-    /**
-     * Runs the command line.
-     *
-     * @param args arguments
-     * @return exit status
-     */
+    /** Runs the command line and returns its exit status; only a broker run blocks (until shutdown). */
     public int run(String... args) {
-        Path configPath = defaultConfigPath;
-        boolean configGiven = false;
-        boolean check = false;
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            switch (a) {
-                case "--help", "-h" -> {
-                    out.println(help());
-                    return EXIT_OK;
-                }
-                case "--version" -> {
-                    out.println("continuum-event-broker " + version());
-                    return EXIT_OK;
-                }
-                case "--check-config" -> {
-                    if (check) {
-                        return usage("--check-config given twice");
-                    }
-                    check = true;
-                }
-                default -> {
-                    String value;
-                    if (a.equals("--config")) {
-                        if (i + 1 >= args.length) {
-                            return usage("--config needs a PATH");
-                        }
-                        value = args[++i];
-                    } else if (a.startsWith("--config=")) {
-                        value = a.substring("--config=".length());
-                    } else if (a.startsWith("-")) {
-                        return usage("unknown option '" + a + "'");
-                    } else {
-                        return usage("unexpected argument '" + a + "'");
-                    }
-                    if (configGiven) {
-                        return usage("--config given twice");
-                    }
-                    if (value.isEmpty()) {
-                        return usage("--config needs a non-empty PATH");
-                    }
-                    configGiven = true;
-                    configPath = Path.of(value);
-                }
+        return switch (Command.parse(args, defaultConfigPath)) {
+            case Command.Help h -> {
+                out.println(help());
+                yield EXIT_OK;
             }
-        }
-        return check ? checkConfig(configPath) : runBroker(configPath);
+            case Command.Version v -> {
+                out.println("continuum-event-broker " + version());
+                yield EXIT_OK;
+            }
+            case Command.UsageError u -> usage(u.problem());
+            case Command.CheckConfig c -> new ConfigCheck(loader(), environment, clock).run(c.configPath(), out, err);
+            case Command.RunBroker r -> runBroker(r.configPath());
+        };
     }
 
     private int usage(String problem) {
@@ -214,52 +161,6 @@ public final class Cli {
 
     private ConfigLoader loader() {
         return ConfigLoader.create(environment, serviceAccountNamespaceFile);
-    }
-
-    private int checkConfig(Path configPath) {
-        List<String> problems = new ArrayList<>();
-        List<String> report = new ArrayList<>();
-        BrokerConfig config = null;
-        try {
-            config = loader().load(configPath);
-            report.add("configuration " + configPath + ": ok");
-            // The effective value of every field (from the field table), and where each came from.
-            for (BrokerConfig.Setting s : config.settings()) {
-                report.add("  " + s.name() + " = " + s.value() + "  (" + s.origin() + ")");
-            }
-        } catch (ConfigException e) {
-            e.problems().stream().map(ConfigProblem::toString).forEach(problems::add);
-        }
-        if (config != null) {
-            try {
-                Credential c = CredentialSource.create(config.credential(), environment).load();
-                report.add("credential from " + config.credential() + ": ok (" + c.length() + " bytes)");
-            } catch (CredentialException e) {
-                problems.add(e.getMessage());
-            }
-            if (config.caFile().isPresent()) {
-                try {
-                    CaBundle bundle = CaBundleSource.create(config.caFile().get(), clock).load();
-                    report.add("CA bundle " + bundle.path() + ": ok (" + bundle.certificates().size()
-                                       + (bundle.certificates().size() == 1 ? " certificate)" : " certificates)"));
-                    bundle.summaries(clock.instant()).forEach(s -> report.add("  " + s));
-                } catch (CaBundleException e) {
-                    problems.add(e.getMessage());
-                }
-            } else {
-                report.add("CA bundle: system roots (ca_file not set)");
-            }
-        } else {
-            problems.add("credential and CA bundle not checked: the configuration is invalid");
-        }
-        if (problems.isEmpty()) {
-            report.forEach(out::println);
-            return EXIT_OK;
-        }
-        err.println("continuum-event-broker: configuration check failed (" + problems.size()
-                            + (problems.size() == 1 ? " problem):" : " problems):"));
-        problems.forEach(p -> err.println("  " + p));
-        return EXIT_INVALID;
     }
 
     private int runBroker(Path configPath) {
@@ -364,9 +265,7 @@ public final class Cli {
         }
     }
 
-    /**
-     * Builder of {@link Cli}.
-     */
+    /** Builder of {@link Cli}; every input has a production default. */
     public static final class Builder {
         private Map<String, String> environment = System.getenv();
         private Path serviceAccountNamespaceFile = ConfigLoader.SERVICE_ACCOUNT_NAMESPACE_FILE;
@@ -380,56 +279,29 @@ public final class Cli {
         private Builder() {
         }
 
-        /**
-         * Environment variables.
-         *
-         * @param environment variables
-         * @return this
-         */
         public Builder environment(Map<String, String> environment) {
             this.environment = Map.copyOf(environment);
             return this;
         }
 
-        /**
-         * ServiceAccount namespace file.
-         *
-         * @param path file
-         * @return this
-         */
+        /** The file the namespace is read from when the configuration leaves it to the ServiceAccount. */
         public Builder serviceAccountNamespaceFile(Path path) {
             this.serviceAccountNamespaceFile = path;
             return this;
         }
 
-        /**
-         * Standard output.
-         *
-         * @param out stream
-         * @return this
-         */
         public Builder out(PrintStream out) {
             this.out = out;
             return this;
         }
 
-        /**
-         * Standard error (also where logs go).
-         *
-         * @param err stream
-         * @return this
-         */
+        /** Standard error, which is also where the log goes. */
         public Builder err(PrintStream err) {
             this.err = err;
             return this;
         }
 
-        /**
-         * The runtime to run (the relay once wired; {@link IdleRuntime} by default).
-         *
-         * @param factory factory
-         * @return this
-         */
+        /** The runtime to run ({@link IdleRuntime} unless the relay is wired in). */
         public Builder runtimeFactory(BrokerRuntimeFactory factory) {
             this.runtimeFactory = factory;
             return this;
@@ -438,9 +310,6 @@ public final class Cli {
         /**
          * How to wait for shutdown (by default SIGTERM/SIGINT handlers, installed right after the
          * configuration loads).
-         *
-         * @param wait waiter
-         * @return this
          */
         public Builder shutdownWait(ShutdownWait wait) {
             this.shutdownWait = wait;
@@ -450,31 +319,18 @@ public final class Cli {
         /**
          * The file read when no {@code --config} is given ({@link BrokerConfig#DEFAULT_PATH}); tests point
          * it into their own directory so that their result never depends on what the machine has in /etc.
-         *
-         * @param path configuration file
-         * @return this
          */
         public Builder defaultConfigPath(Path path) {
             this.defaultConfigPath = path;
             return this;
         }
 
-        /**
-         * Clock for certificate expiry.
-         *
-         * @param clock clock
-         * @return this
-         */
+        /** The clock certificate expiry is judged by. */
         public Builder clock(Clock clock) {
             this.clock = clock;
             return this;
         }
 
-        /**
-         * Builds.
-         *
-         * @return the CLI
-         */
         public Cli build() {
             return new Cli(this);
         }

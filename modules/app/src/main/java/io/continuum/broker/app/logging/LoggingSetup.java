@@ -45,7 +45,6 @@ public final class LoggingSetup {
      * Installs the handler (replacing any previous root handlers) at {@code log_level: info}: used before
      * the configuration is read, so that even a configuration error is an event line.
      *
-     * @param format line format
      * @param out    stream to write to
      * @return the installed handler
      */
@@ -56,8 +55,6 @@ public final class LoggingSetup {
     /**
      * Installs the handler (replacing any previous root handlers) for a {@code log_level}.
      *
-     * @param format line format
-     * @param level  {@code log_level}
      * @param out    stream to write to
      * @return the installed handler
      */
@@ -70,7 +67,6 @@ public final class LoggingSetup {
      * Installs the handler with the broker's loggers at a JUL level and the libraries at WARNING (tests of
      * the formatter at levels {@code log_level} does not name).
      *
-     * @param format line format
      * @param level  level of the broker's own loggers ({@code io.continuum})
      * @param out    stream to write to
      * @return the installed handler
@@ -104,7 +100,6 @@ public final class LoggingSetup {
     /**
      * The JUL level of a {@code log_level}.
      *
-     * @param level configured level
      * @return {@code SEVERE}, {@code WARNING}, {@code INFO} or {@code FINE}
      */
     public static Level julLevel(LogLevel level) {
@@ -128,7 +123,6 @@ public final class LoggingSetup {
     /**
      * The formatter for a format and level: stack traces at {@code debug} and finer, and always in JSON.
      *
-     * @param format line format
      * @param level  the broker's level
      * @return formatter
      */

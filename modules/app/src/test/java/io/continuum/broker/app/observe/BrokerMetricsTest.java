@@ -64,7 +64,7 @@ class BrokerMetricsTest {
             Map.entry(P + "stream_closes_total", Map.of("code", CODES)),
             Map.entry(P + "overflow_closes_total", Map.of()),
             Map.entry(P + "open_streams", Map.of()),
-            // additions beyond the R-MET table (issue 10: buffer occupancy)
+            // additions beyond the R-MET table (buffer occupancy, docs/operations.md)
             Map.entry(P + "buffered_bytes", Map.of()),
             Map.entry(P + "stream_buffer_near_budget_total", Map.of()),
             Map.entry(P + "relayed_bytes_total",

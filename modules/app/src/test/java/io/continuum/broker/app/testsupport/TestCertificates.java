@@ -23,7 +23,6 @@ public final class TestCertificates {
     /**
      * A PEM block of a certificate.
      *
-     * @param c certificate
      * @return PEM text ending in a newline
      * @throws Exception on encoding failure
      */
@@ -36,7 +35,6 @@ public final class TestCertificates {
     /**
      * A self-signed EC certificate valid for 30 days up to {@code notAfter}.
      *
-     * @param subject  subject DN
      * @param notAfter expiry
      * @return certificate
      * @throws Exception on generation failure

@@ -28,7 +28,7 @@ import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
 
 /**
- * The soak of issue 10 (docs/reliability.md): the production launcher ({@code bin/continuum-event-broker}) in
+ * The soak (docs/reliability.md, "Soak"): the production launcher ({@code bin/continuum-event-broker}) in
  * its own process, against an in-process router, Kubernetes API and publishers, for a long time, under
  * faults: publishers come and go (their resources with them), the API server drops watches and forgets
  * its history, the router drains for rebalances and restarts. Every minute it samples the broker process:

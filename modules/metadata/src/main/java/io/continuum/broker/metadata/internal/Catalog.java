@@ -56,7 +56,6 @@ public final class Catalog {
     /**
      * Starts a listing of a namespace; nothing changes until {@link Listing#commit()}.
      *
-     * @param namespace watched namespace
      * @return listing
      */
     public Listing startListing(String namespace) {
@@ -245,9 +244,6 @@ public final class Catalog {
 
     /**
      * Applies a DELETED watch event: the resource's publishers stop being advertised at once.
-     *
-     * @param namespace watched namespace
-     * @param name      resource name
      */
     public void delete(String namespace, String name) {
         writeLock.lock();

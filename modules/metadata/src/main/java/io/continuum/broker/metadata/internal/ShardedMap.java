@@ -9,9 +9,6 @@ import java.util.function.BiConsumer;
  * An immutable hash map split into 64 shards, so that an edit copies only the shards it touches
  * (a watch event costs a few small copies, not a copy of 65,536 entries) while lookups stay O(1) and
  * lock-free. Instances are never mutated after {@link Editor#build()}.
- *
- * @param <K> key type
- * @param <V> value type
  */
 public final class ShardedMap<K, V> {
     private static final int SHARD_BITS = 6;
@@ -36,8 +33,6 @@ public final class ShardedMap<K, V> {
     /**
      * The empty map.
      *
-     * @param <K> key type
-     * @param <V> value type
      * @return empty map
      */
     @SuppressWarnings("unchecked")
@@ -59,7 +54,6 @@ public final class ShardedMap<K, V> {
     /**
      * Looks a key up.
      *
-     * @param key key
      * @return value or null
      */
     public V get(Object key) {
@@ -69,7 +63,6 @@ public final class ShardedMap<K, V> {
     /**
      * Whether the key is present.
      *
-     * @param key key
      * @return presence
      */
     public boolean containsKey(Object key) {
@@ -107,9 +100,6 @@ public final class ShardedMap<K, V> {
 
     /**
      * Copy-on-write edit: shards are copied the first time they change.
-     *
-     * @param <K> key type
-     * @param <V> value type
      */
     public static final class Editor<K, V> {
         private final Map<K, V>[] shards;
@@ -133,7 +123,6 @@ public final class ShardedMap<K, V> {
         /**
          * Current value of a key in the edit.
          *
-         * @param key key
          * @return value or null
          */
         public V get(Object key) {
@@ -142,9 +131,6 @@ public final class ShardedMap<K, V> {
 
         /**
          * Sets a value.
-         *
-         * @param key   key
-         * @param value value (non-null)
          */
         public void put(K key, V value) {
             if (writable(key).put(key, value) == null) {
@@ -154,8 +140,6 @@ public final class ShardedMap<K, V> {
 
         /**
          * Removes a key.
-         *
-         * @param key key
          */
         public void remove(Object key) {
             if (shards[shard(key)].containsKey(key) && writable(key).remove(key) != null) {

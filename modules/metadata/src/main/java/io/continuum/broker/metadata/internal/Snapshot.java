@@ -39,7 +39,6 @@ public record Snapshot(Map<String, Held> namespaces, ShardedMap<PublisherKey, In
     /**
      * O(1) lookup.
      *
-     * @param key normalised key
      * @return whether some resource advertises it
      */
     public boolean advertises(PublisherKey key) {
@@ -58,7 +57,6 @@ public record Snapshot(Map<String, Held> namespaces, ShardedMap<PublisherKey, In
     /**
      * What a namespace holds.
      *
-     * @param namespace watched namespace
      * @return its resources, {@link Held#NONE} before its first list
      */
     public Held held(String namespace) {

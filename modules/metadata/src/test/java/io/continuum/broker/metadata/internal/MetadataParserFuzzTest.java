@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Coverage-guided fuzzing of the {@code DynamoWorkerMetadata} parser (R-META 3, 4, 7, 8; R-SEC 12;
- * dynamo-worker-metadata.md; issue #10). Every input is read both as a list page and as a watch
+ * dynamo-worker-metadata.md; docs/reliability.md, "Fuzzing"). Every input is read both as a list page and as a watch
  * body, under the normative caps ({@link Limits#SPEC}) and under tiny ones (so that the fuzzer
  * reaches every cap with small inputs), and the parsed resources go through a {@link Catalog} as
  * the watcher would put them. The contract asserted:

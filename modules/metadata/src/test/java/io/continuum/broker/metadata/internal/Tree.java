@@ -68,7 +68,6 @@ final class Tree {
     /**
      * The top-level values read before the end or the first error.
      *
-     * @param values   values read
      * @param complete true when the input ended cleanly after them
      */
     record Document(List<Node> values, boolean complete) {

@@ -39,14 +39,13 @@ class FaultsTest {
     void anAbortiveCloseMidTransferIsUpstreamClosedAndTheOtherStreamFlows() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
-            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket aborted = publisher.awaitConnection();
-            RouterDataStream abortedStream = h.router.awaitDataStream(1, WAIT);
-            session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket healthy = publisher.awaitConnection();
-            RouterDataStream healthyStream = h.router.awaitDataStream(2, WAIT);
+            RouterSession session = h.startSession();
+            BrokerHarness.OpenStream opened1 = h.open(session, 1, publisher);
+            Socket aborted = opened1.upstream();
+            RouterDataStream abortedStream = opened1.stream();
+            BrokerHarness.OpenStream opened2 = h.open(session, 2, publisher);
+            Socket healthy = opened2.upstream();
+            RouterDataStream healthyStream = opened2.stream();
 
             byte[] half = new byte[128 * 1024];
             new Random(1).nextBytes(half);
@@ -84,8 +83,7 @@ class FaultsTest {
                 port = probe.getLocalPort();
             }
             h.view.advertise(NAMESPACE, "127.0.0.1", port);
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             long id = 0;
             for (int cycle = 0; cycle < 3; cycle++) {
                 // Up: accepts, serves, then closes.
@@ -117,8 +115,7 @@ class FaultsTest {
         int count = 1_000;
         try (BrokerHarness h = new BrokerHarness()) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
             Socket upstream = publisher.awaitConnection();
             upstream.setTcpNoDelay(true);
@@ -169,8 +166,7 @@ class FaultsTest {
         int cuts = 6;
         try (BrokerHarness h = new BrokerHarness(true)) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             Socket upstream = openOneStream(h, session, publisher, 1);
             int threadsBefore = brokerThreads();
             long fdsBefore = openFds();
@@ -201,8 +197,7 @@ class FaultsTest {
         // TCP_NODELAY on the router, or its WINDOW_UPDATEs wait for Nagle and throttle the streams.
         try (BrokerHarness h = new BrokerHarness(c -> c, r -> r.tcpNoDelay(true))) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             int streams = 3;
             List<Socket> upstreams = new ArrayList<>();
             AtomicLong received = new AtomicLong();
@@ -262,9 +257,9 @@ class FaultsTest {
 
     private static Socket openOneStream(BrokerHarness h, RouterSession session, BrokerHarness.Publisher publisher,
                                         long id) throws IOException {
-        session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
-        Socket upstream = publisher.awaitConnection();
-        RouterDataStream stream = h.router.awaitDataStream(id, WAIT);
+        BrokerHarness.OpenStream openedId = h.open(session, id, publisher);
+        Socket upstream = openedId.upstream();
+        RouterDataStream stream = openedId.stream();
         upstream.getOutputStream().write(new byte[] {9});
         assertEquals(9, stream.readFromBroker(1)[0]);
         return upstream;

@@ -30,12 +30,7 @@ class FrameFloodTest {
     void aFloodOfHeartbeatsAndUnknownFramesIsIgnoredCountedAndKeepsNothing() throws Exception {
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
-            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket upstream = publisher.awaitConnection();
-            RouterDataStream stream = h.router.awaitDataStream(1, WAIT);
+            BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
             System.gc();
             long heapBefore = memory.getHeapMemoryUsage().getUsed();
 
@@ -52,12 +47,12 @@ class FrameFloodTest {
             int batches = 16;
             Random random = new Random(5);
             for (int i = 0; i < batches; i++) {
-                session.sendRaw(oneMiB);
+                subscribed.session().sendRaw(oneMiB);
                 // The stream keeps flowing between batches.
                 byte[] bytes = new byte[1_000];
                 random.nextBytes(bytes);
-                upstream.getOutputStream().write(bytes);
-                assertArrayEquals(bytes, stream.readFromBroker(bytes.length), "stream bytes during batch " + i);
+                subscribed.upstream().getOutputStream().write(bytes);
+                assertArrayEquals(bytes, subscribed.stream().readFromBroker(bytes.length), "stream bytes during batch " + i);
             }
             long unknownSent = (long) perBatch * batches;
             await(() -> h.metrics.get("ignored_frames_total{type=unknown}") == unknownSent,

@@ -29,19 +29,14 @@ class HugeDurationsTest {
     @Test
     void aDrainWithTheLargestDeadlineEndsTheSessionWhenTheLastStreamCloses() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
-            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket upstream = publisher.awaitConnection();
-            assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-            session.send(new Frame.Drain("maintenance", OptionalLong.of(LARGEST_DEADLINE_MS)));
-            session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
+            BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+            subscribed.session().send(new Frame.Drain("maintenance", OptionalLong.of(LARGEST_DEADLINE_MS)));
+            subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
             assertEquals(Code.DRAINING,
-                    assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT)).code());
-            upstream.close();
-            session.await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
-            assertTrue(session.awaitEnded(WAIT), "the drain ended the session once no stream was open");
+                    assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
+            subscribed.upstream().close();
+            subscribed.session().await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
+            assertTrue(subscribed.session().awaitEnded(WAIT), "the drain ended the session once no stream was open");
             h.router.awaitSession(WAIT);
             await(() -> h.metrics.get("session_ends_total{reason=drained}") == 1, "drained counted");
         }
@@ -51,8 +46,7 @@ class HugeDurationsTest {
     void theLargestIdleTimeoutStillLeavesHeartbeatsFlowing() {
         try (BrokerHarness h = new BrokerHarness(c -> c, r -> r.sessionPolicy(hello -> hello == null ? null
                 : SessionAnswer.welcome(100, LARGEST_DEADLINE_MS)))) {
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             for (int i = 0; i < 3; i++) {
                 session.await(Frame.Heartbeat.class, f -> true, WAIT);
             }

@@ -14,6 +14,8 @@ import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -43,18 +45,15 @@ class OversizedFramesTest {
             BrokerHarness.Publisher publisherB = h.publisher();
             MutableView viewB = new MutableView().synced(true).advertise(NAMESPACE, "127.0.0.1", publisherB.port());
             CountingMetrics metricsB = new CountingMetrics();
-            h.start();
-            RouterSession a = h.router.awaitSession(WAIT);
+            RouterSession a = h.startSession();
             try (EventBroker brokerB = Brokers.against(h.router.url(), "broker-b", viewB, metricsB)) {
                 brokerB.start();
                 RouterSession b = h.router.awaitSession(WAIT);
                 assertEquals("broker-b", b.hello().clientId());
-                b.subscribe(2, NAMESPACE, "127.0.0.1", publisherB.port());
-                Socket upstreamB = publisherB.awaitConnection();
-                RouterDataStream streamB = h.router.awaitDataStream(2, WAIT);
-                a.subscribe(1, NAMESPACE, "127.0.0.1", publisherA.port());
-                Socket upstreamA = publisherA.awaitConnection();
-                assertInstanceOf(Frame.StreamOpened.class, a.awaitAnswer(1, WAIT));
+                BrokerHarness.OpenStream opened2 = h.open(b, 2, publisherB);
+                Socket upstreamB = opened2.upstream();
+                RouterDataStream streamB = opened2.stream();
+                Socket upstreamA = BrokerHarness.subscribeAndAwaitOpened(a, 1, publisherA);
 
                 // A length prefix one over the limit, and a few body bytes: never the whole body.
                 a.sendRaw(new byte[] {0, 0, 0x10, 0x01, '{', '"', 't'});
@@ -79,23 +78,18 @@ class OversizedFramesTest {
     @Test
     void aLengthPrefixOfTwoToTheThirtyFirstMinusOneAllocatesNothingAndEndsTheSession() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
-            session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-            Socket upstream = publisher.awaitConnection();
-            assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
+            BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
             long allocatedBefore = totalAllocatedBytes();
 
-            session.sendRaw(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff});
-            assertEquals(-1, upstream.getInputStream().read(), "the stream ended with the session");
+            subscribed.session().sendRaw(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+            assertEquals(-1, subscribed.upstream().getInputStream().read(), "the stream ended with the session");
             RouterSession again = h.router.awaitSession(WAIT);
             await(() -> h.metrics.get("session_ends_total{reason=protocol_error}") == 1,
                     "protocol_error, not an allocation failure (that would end the session otherwise)");
             long allocated = totalAllocatedBytes() - allocatedBefore;
             // The whole episode, reconnect and TLS handshake included, allocates far less than the 2 GiB announced.
             assertTrue(allocated < 256L * 1024 * 1024, "allocated " + allocated + " bytes");
-            again.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
+            again.subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
             assertInstanceOf(Frame.StreamOpened.class, again.awaitAnswer(2, WAIT), "the process is fine");
         }
     }
@@ -107,15 +101,15 @@ class OversizedFramesTest {
         try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
              EventBroker broker = Brokers.against(peer.busUrl(), "broker-a", view, metrics)) {
             broker.start();
-            try (RawBusSession first = RawBusSession.accept(peer, WAIT)) {
+            try (RawBusRouter first = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead()) {
                 byte[] welcome = FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                         OptionalLong.of(NEGOTIATED_MAX)));
                 // A well-formed frame of an unknown type, 1,000 bytes over the limit welcome just set.
                 byte[] oversized = FrameCodec.encodeJson("{\"type\":\"padding\",\"pad\":\""
                         + "x".repeat(NEGOTIATED_MAX + 1_000) + "\"}");
-                first.send(welcome, oversized);
-                try (RawBusSession second = RawBusSession.accept(peer, WAIT)) {
+                first.sendPacked(welcome, oversized);
+                try (RawBusRouter second = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead()) {
                     await(() -> metrics.get("session_ends_total{reason=protocol_error}") == 1, "protocol_error");
                     assertEquals(1, metrics.get("session_attempts_total{result=welcomed}"),
                             "the session was welcomed, then ended by the oversized frame");

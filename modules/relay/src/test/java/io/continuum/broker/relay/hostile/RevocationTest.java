@@ -25,6 +25,8 @@ import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.kube.Fault;
 import io.continuum.broker.testing.kube.RequestKind;
+import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.kubernetes.client.util.Config;
 import org.junit.jupiter.api.Test;
@@ -59,19 +61,11 @@ class RevocationTest {
              EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
                      view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
             broker.start();
-            RawBusSession session = RawBusSession.accept(peer, WAIT);
-            session.send(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
-                    OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())),
+            RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")),
                     FrameCodec.encode(new Frame.Subscribe(5,
                             new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
-            int dataStream = 0;
-            while (dataStream == 0) {
-                RawH2Peer.Frame f = session.next(WAIT);
-                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
-                    dataStream = f.streamId();
-                    session.connection.sendStatus200(dataStream, false);
-                }
-            }
+            int dataStream = session.answerNextDataStream(WAIT);
             Socket upstream = publisher.awaitConnection();
             await(() -> broker.openStreams() == 1, "open");
             view.withdraw(NAMESPACE, "127.0.0.1", publisher.port());
@@ -98,8 +92,7 @@ class RevocationTest {
         try (FullBacklogListener blackhole = new FullBacklogListener();
              BrokerHarness h = new BrokerHarness(c -> c, r -> r, false, dials)) {
             h.view.advertise(NAMESPACE, "127.0.0.1", blackhole.port());
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", blackhole.port());
             await(() -> dials.inFlight() == 1, "the dial hangs");
             h.view.withdraw(NAMESPACE, "127.0.0.1", blackhole.port());

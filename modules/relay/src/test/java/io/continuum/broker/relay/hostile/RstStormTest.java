@@ -17,6 +17,8 @@ import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.MutableView;
+import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -47,20 +49,19 @@ class RstStormTest {
              EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
                      view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
             broker.start();
-            RawBusSession session = RawBusSession.accept(peer, WAIT);
-            session.send(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
-                    OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty())));
+            RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")));
             byte[][] subscribes = new byte[storm][];
             for (int i = 0; i < storm; i++) {
                 subscribes[i] = FrameCodec.encode(new Frame.Subscribe(i + 1,
                         new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port())));
             }
-            session.send(subscribes);
+            session.sendPacked(subscribes);
             Set<Integer> reset = new HashSet<>();
             while (reset.size() < storm || opened(session.busFrames()) < storm) {
                 RawH2Peer.Frame f = session.next(WAIT);
-                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
-                    session.connection.sendReset(f.streamId(), CANCEL);
+                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusRouter.SESSION_STREAM) {
+                    session.wire().sendReset(f.streamId(), CANCEL);
                     reset.add(f.streamId());
                 }
             }
@@ -74,16 +75,9 @@ class RstStormTest {
             assertTrue(metrics.connected(), "the session carries on");
 
             // A stream the router keeps works as ever, and nothing was reported for the reset ones.
-            session.send(FrameCodec.encode(new Frame.Subscribe(storm + 1,
+            session.sendPacked(FrameCodec.encode(new Frame.Subscribe(storm + 1,
                     new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
-            int kept = 0;
-            while (kept == 0) {
-                RawH2Peer.Frame f = session.next(WAIT);
-                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
-                    kept = f.streamId();
-                    session.connection.sendStatus200(kept, false);
-                }
-            }
+            int kept = session.answerNextDataStream(WAIT);
             Socket upstream = publisher.awaitConnection();
             upstream.getOutputStream().write(new byte[] {1, 2, 3});
             byte[] got = new byte[0];

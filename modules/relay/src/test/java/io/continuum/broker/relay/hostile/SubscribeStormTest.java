@@ -43,8 +43,7 @@ class SubscribeStormTest {
             for (int i = 0; i < 10; i++) {
                 publishers.add(h.publisher());
             }
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             for (long id = 1; id <= storm; id++) {
                 BrokerHarness.Publisher p = publishers.get((int) (id % publishers.size()));
                 session.subscribe(id, NAMESPACE, "127.0.0.1", p.port());
@@ -111,8 +110,7 @@ class SubscribeStormTest {
                 hosts.add(host);
                 h.view.advertise(NAMESPACE, host, blackhole.port());
             }
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             long started = System.nanoTime();
             for (int i = 0; i < storm; i++) {
                 session.subscribe(i + 1, NAMESPACE, hosts.get(i), blackhole.port());

@@ -24,6 +24,8 @@ import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -61,8 +63,8 @@ class UnreadStreamsTest {
              EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
                      view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
             broker.start();
-            RawBusSession session = RawBusSession.accept(peer, WAIT);
-            session.send(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
+            RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+            session.sendPacked(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
                     OptionalLong.empty(), OptionalLong.of(SMALLEST_STREAM_BUDGET), OptionalLong.empty())));
             int unread = 6;
             List<byte[]> subscribes = new ArrayList<>();
@@ -70,13 +72,13 @@ class UnreadStreamsTest {
                 subscribes.add(FrameCodec.encode(new Frame.Subscribe(id,
                         new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
             }
-            session.send(subscribes.toArray(byte[][]::new));
+            session.sendPacked(subscribes.toArray(byte[][]::new));
             int readStream = 0;
             List<Integer> dataStreams = new ArrayList<>();
             while (dataStreams.size() < unread + 1) {
                 RawH2Peer.Frame f = session.next(WAIT);
-                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusSession.SESSION_STREAM) {
-                    session.connection.sendStatus200(f.streamId(), false);
+                if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != RawBusRouter.SESSION_STREAM) {
+                    session.wire().sendStatus200(f.streamId(), false);
                     dataStreams.add(f.streamId());
                     if (session.busStreamId(f.streamId()) == 1) {
                         readStream = f.streamId();
@@ -101,7 +103,7 @@ class UnreadStreamsTest {
                         if (f.streamId() == readStream) {
                             healthy = sockets.get(i);
                             arrived.write(f.payload());
-                            session.connection.sendWindowUpdate(readStream, f.payload().length);
+                            session.wire().sendWindowUpdate(readStream, f.payload().length);
                         }
                     }
                 }
@@ -149,11 +151,11 @@ class UnreadStreamsTest {
     }
 
     /** Takes the next frame; DATA on the read stream is collected and its window granted back at once. */
-    private static void relay(RawBusSession session, int readStream, ByteArrayOutputStream arrived) throws Exception {
+    private static void relay(RawBusRouter session, int readStream, ByteArrayOutputStream arrived) throws Exception {
         RawH2Peer.Frame f = session.next(WAIT);
         if (f.type() == RawH2Peer.Frame.DATA && f.streamId() == readStream && f.payload().length > 0) {
             arrived.write(f.payload());
-            session.connection.sendWindowUpdate(readStream, f.payload().length);
+            session.wire().sendWindowUpdate(readStream, f.payload().length);
         }
     }
 
@@ -162,8 +164,7 @@ class UnreadStreamsTest {
         long sessionBudget = 2 * 1024 * 1024;
         try (BrokerHarness h = new BrokerHarness(c -> c.timeouts(Brokers.sessionBuffer(sessionBudget)), r -> r)) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             int streams = 8; // 8 x the default 1 MiB stream budget: four times the session's
             List<Socket> flooded = new ArrayList<>();
             for (long id = 1; id <= streams; id++) {

@@ -29,8 +29,7 @@ class UnsubscribeChurnTest {
         int pairs = 300;
         try (BrokerHarness h = new BrokerHarness(c -> c, r -> r.tcpNoDelay(true))) {
             BrokerHarness.Publisher publisher = h.publisher();
-            h.start();
-            RouterSession session = h.router.awaitSession(WAIT);
+            RouterSession session = h.startSession();
             for (long id = 1; id <= pairs; id++) {
                 session.sendRaw(concat(FrameCodec.encode(new Frame.Subscribe(id,
                         new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))),

@@ -32,7 +32,8 @@ import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pitfalls 7 and 8: a dead connection (cut, GOAWAY, silent peer) fails every open stream's reader and writer
+ * Helidon neither wakes a cancelled stream's reader nor tells streams that their connection died; with the
+ * transport's workarounds a dead connection (cut, GOAWAY, silent peer) fails every open stream's reader and writer
  * promptly with a typed error, fires onClose once, and leaves no thread or socket behind; a reset stream leaves
  * the others alone.
  */

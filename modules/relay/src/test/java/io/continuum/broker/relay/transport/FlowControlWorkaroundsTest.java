@@ -21,13 +21,15 @@ import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pins the flow-control workarounds of docs/architecture.md: pitfalls 1, 2, 3 and 6, and the one-frame-per-write
- * assumption behind the WINDOW_UPDATE filter.
+ * Pins the flow-control workarounds of docs/architecture.md ("Helidon 4.5.0 flaws"): dropped WINDOW_UPDATEs of
+ * older streams, concurrent writers overshooting the connection window, the connection window left at 64 KiB,
+ * writes blocked on flow control failing after 15 s, and the one-frame-per-write assumption behind the
+ * WINDOW_UPDATE filter.
  */
 class FlowControlWorkaroundsTest {
 
     /**
-     * Pitfall 1 and 3: Helidon drops stream WINDOW_UPDATEs of older streams while a newer one is open, and with a
+     * Helidon drops stream WINDOW_UPDATEs of older streams while a newer one is open, and with a
      * 64 KiB connection window one unread stream blocks the rest. Here the OLDEST stream is read to the end while
      * newer ones stay unread (each holding a full 64 KiB window), then the newest, then the rest.
      */
@@ -66,9 +68,10 @@ class FlowControlWorkaroundsTest {
     }
 
     /**
-     * Pitfall 2: concurrent writers on different streams against a peer whose connection window is 64 KiB.
+     * Helidon's concurrent writers overshoot the connection window; here concurrent writers on different streams against a peer whose connection window is 64 KiB.
      * A single overshoot makes the peer send GOAWAY FLOW_CONTROL_ERROR; every run must complete on an open
-     * connection. Also pitfall 6: writers wait for the window far longer than nothing here times them out.
+     * connection. Helidon would also fail a write blocked on flow control after 15 s: writers here wait for the window
+     * far longer, and nothing times them out.
      */
     @Test
     void concurrentWritersNeverOvershootASmallConnectionWindow() throws Exception {

@@ -19,9 +19,11 @@ import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the transport puts on the wire, seen by a bare HTTP/2 peer: pitfall 4 (authorization never-indexed),
- * pitfall 9 (the peer's MAX_CONCURRENT_STREAMS bounds open streams; the wait for a slot is bounded), pitfall 3
- * (the connection window is opened), and that Helidon's own WINDOW_UPDATEs never reach the wire (pitfall 1).
+ * What the transport puts on the wire, seen by a bare HTTP/2 peer, where each Helidon 4.5.0 client flaw it works
+ * around would show (docs/architecture.md, "Helidon 4.5.0 flaws"): authorization is a never-indexed literal (a
+ * sensitive header Helidon would index corrupts HPACK state), the peer's MAX_CONCURRENT_STREAMS bounds open
+ * streams and the wait for a slot is bounded (Helidon ignores it), the connection window is opened (Helidon leaves
+ * it at 65,535), and Helidon's own WINDOW_UPDATEs never reach the wire (it drops those of older streams).
  */
 class WireLevelTest {
 
@@ -87,7 +89,7 @@ class WireLevelTest {
     }
 
     /**
-     * Pitfall 2 seen from the peer: the client never sends more than the stream and connection windows the peer
+     * Seen from the peer (Helidon's concurrent writers overshoot the connection window): the client never sends more than the stream and connection windows the peer
      * granted (counted exactly by a raw peer), across WINDOW_UPDATEs and a SETTINGS_INITIAL_WINDOW_SIZE change.
      */
     @Test

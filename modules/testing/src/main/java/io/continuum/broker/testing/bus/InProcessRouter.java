@@ -28,6 +28,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.ProtocolException;
+import io.continuum.broker.testing.router.HelidonServerStreams;
 import io.helidon.common.tls.Tls;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
@@ -99,7 +100,6 @@ public final class InProcessRouter implements AutoCloseable {
          *
          * @param heartbeatMs  heartbeat interval
          * @param idleMs       idle timeout
-         * @param maxStreams   max streams
          * @param bufferBytes  per-stream buffer budget
          * @param frameBytes   max frame bytes
          * @return answer
@@ -127,7 +127,6 @@ public final class InProcessRouter implements AutoCloseable {
         /**
          * An HTTP status refusal.
          *
-         * @param status status
          * @return answer
          */
         public static SessionAnswer status(int status) {
@@ -178,8 +177,6 @@ public final class InProcessRouter implements AutoCloseable {
 
     /**
      * A builder.
-     *
-     * @return builder
      */
     public static Builder builder() {
         return new Builder();
@@ -205,8 +202,6 @@ public final class InProcessRouter implements AutoCloseable {
 
     /**
      * Changes how later session attempts are answered.
-     *
-     * @param policy policy
      */
     public void sessionPolicy(SessionPolicy policy) {
         this.sessionPolicy = Objects.requireNonNull(policy);
@@ -214,8 +209,6 @@ public final class InProcessRouter implements AutoCloseable {
 
     /**
      * Changes how later data streams are answered.
-     *
-     * @param policy policy
      */
     public void streamPolicy(StreamPolicy policy) {
         this.streamPolicy = Objects.requireNonNull(policy);
@@ -243,7 +236,6 @@ public final class InProcessRouter implements AutoCloseable {
     /**
      * Waits for the data stream the broker opens for a subscribe.
      *
-     * @param streamId stream id
      * @param timeout  longest wait
      * @return the stream
      */
@@ -465,9 +457,7 @@ public final class InProcessRouter implements AutoCloseable {
         /**
          * Server key and certificate chain.
          *
-         * @param key   private key
          * @param chain certificate chain, leaf first
-         * @return this
          */
         public Builder tls(PrivateKey key, List<X509Certificate> chain) {
             this.privateKey = key;
@@ -478,9 +468,6 @@ public final class InProcessRouter implements AutoCloseable {
         /**
          * The credential the router accepts (null accepts any). It is registered with
          * {@link io.continuum.broker.testing.secrets.Secrets}: from now on it must appear in no log or output.
-         *
-         * @param credential credential
-         * @return this
          */
         public Builder credential(String credential) {
             if (credential != null) {
@@ -492,9 +479,6 @@ public final class InProcessRouter implements AutoCloseable {
 
         /**
          * Port (0 for any free one).
-         *
-         * @param port port
-         * @return this
          */
         public Builder port(int port) {
             this.port = port;
@@ -507,7 +491,6 @@ public final class InProcessRouter implements AutoCloseable {
          * Off by default, as before; the load harness turns it on, as a production router would.
          *
          * @param on whether to set TCP_NODELAY
-         * @return this
          */
         public Builder tcpNoDelay(boolean on) {
             this.tcpNoDelay = on;
@@ -522,7 +505,6 @@ public final class InProcessRouter implements AutoCloseable {
          * the load harness opens it, as a production router should (docs/protocol.md).
          *
          * @param bytes connection window increment, 0 for none
-         * @return this
          */
         public Builder connectionWindowIncrement(int bytes) {
             if (bytes < 0) {
@@ -534,9 +516,6 @@ public final class InProcessRouter implements AutoCloseable {
 
         /**
          * SETTINGS_MAX_CONCURRENT_STREAMS the router advertises.
-         *
-         * @param max limit
-         * @return this
          */
         public Builder maxConcurrentStreams(long max) {
             this.maxConcurrentStreams = max;
@@ -545,9 +524,6 @@ public final class InProcessRouter implements AutoCloseable {
 
         /**
          * How session attempts are answered (default: welcome with default limits).
-         *
-         * @param policy policy
-         * @return this
          */
         public Builder sessionPolicy(SessionPolicy policy) {
             this.sessionPolicy = policy;
@@ -568,7 +544,6 @@ public final class InProcessRouter implements AutoCloseable {
     /**
      * Exposes the policy type to lambdas in tests.
      *
-     * @param f function
      * @return policy
      */
     public static SessionPolicy policy(Function<Frame.Hello, SessionAnswer> f) {

@@ -72,7 +72,6 @@ public final class RouterDataStream {
     /**
      * Reads exactly {@code n} bytes from the broker.
      *
-     * @param n bytes
      * @return the bytes
      * @throws IOException when the stream ends first
      */
@@ -87,7 +86,6 @@ public final class RouterDataStream {
     /**
      * Writes and flushes bytes for the publisher.
      *
-     * @param bytes bytes
      * @throws IOException when the stream is gone
      */
     public void writeToBroker(byte[] bytes) throws IOException {

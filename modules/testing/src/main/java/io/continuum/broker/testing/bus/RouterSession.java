@@ -59,8 +59,6 @@ public final class RouterSession {
 
     /**
      * Sends a router frame.
-     *
-     * @param frame frame
      */
     public void send(Frame.RouterFrame frame) {
         sendRaw(FrameCodec.encode(frame));
@@ -68,8 +66,6 @@ public final class RouterSession {
 
     /**
      * Sends raw bytes on the session stream (for malformed-frame tests).
-     *
-     * @param bytes bytes
      */
     public void sendRaw(byte[] bytes) {
         writeLock.lock();
@@ -85,11 +81,6 @@ public final class RouterSession {
 
     /**
      * Sends {@code subscribe} for a {@code zmq_tcp} target and expects its data stream.
-     *
-     * @param streamId  stream id
-     * @param namespace Dynamo namespace
-     * @param host      host
-     * @param port      port
      */
     public void subscribe(long streamId, String namespace, String host, int port) {
         subscribe(streamId, new Target.ZmqTcp(namespace, host, port));
@@ -97,9 +88,6 @@ public final class RouterSession {
 
     /**
      * Sends {@code subscribe} and expects its data stream.
-     *
-     * @param streamId stream id
-     * @param target   target
      */
     public void subscribe(long streamId, Target target) {
         router.expectStream(streamId);
@@ -108,8 +96,6 @@ public final class RouterSession {
 
     /**
      * Sends {@code unsubscribe}.
-     *
-     * @param streamId stream id
      */
     public void unsubscribe(long streamId) {
         router.forgetStream(streamId);
@@ -122,7 +108,6 @@ public final class RouterSession {
      * @param type    frame class
      * @param matches condition
      * @param timeout longest wait
-     * @param <T>     frame type
      * @return the frame
      * @throws AssertionError when none arrives in time
      */
@@ -157,7 +142,6 @@ public final class RouterSession {
     /**
      * Waits for the answer to a subscribe: {@code stream_opened} or {@code stream_refused}.
      *
-     * @param streamId stream id
      * @param timeout  longest wait
      * @return the answer
      */

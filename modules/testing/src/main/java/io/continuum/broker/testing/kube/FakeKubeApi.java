@@ -53,8 +53,6 @@ public final class FakeKubeApi implements Closeable {
 
     /**
      * A builder.
-     *
-     * @return builder
      */
     public static Builder builder() {
         return new Builder();
@@ -70,9 +68,6 @@ public final class FakeKubeApi implements Closeable {
 
         /**
          * Called for every request as it arrives, before it is answered, on the connection's thread.
-         *
-         * @param listener listener
-         * @return this
          */
         public Builder onRequest(Consumer<RecordedRequest> listener) {
             this.requestListener = Objects.requireNonNull(listener, "listener");
@@ -115,7 +110,6 @@ public final class FakeKubeApi implements Closeable {
      * Creates or replaces a resource, named by its {@code metadata.name} (or a generated name when it
      * has none, for malformed resources). Open watches get ADDED or MODIFIED.
      *
-     * @param namespace Kubernetes namespace
      * @param json      raw JSON, served as is
      * @return the name it is stored under
      */
@@ -126,7 +120,6 @@ public final class FakeKubeApi implements Closeable {
     /**
      * Creates or replaces a resource under an explicit name.
      *
-     * @param namespace Kubernetes namespace
      * @param name      name to store it under
      * @param json      raw JSON, served as is
      */
@@ -137,8 +130,6 @@ public final class FakeKubeApi implements Closeable {
     /**
      * Deletes a resource; open watches get DELETED.
      *
-     * @param namespace Kubernetes namespace
-     * @param name      name
      * @return whether it existed
      */
     public boolean delete(String namespace, String name) {
@@ -148,8 +139,6 @@ public final class FakeKubeApi implements Closeable {
     /**
      * Sends a BOOKMARK with the current resourceVersion to the namespace's open watches that asked for
      * bookmarks.
-     *
-     * @param namespace Kubernetes namespace
      */
     public void bookmark(String namespace) {
         store.bookmark(namespace);
@@ -158,7 +147,6 @@ public final class FakeKubeApi implements Closeable {
     /**
      * Sends an ERROR event with a Status of this code to the namespace's open watches, then ends them.
      *
-     * @param namespace Kubernetes namespace
      * @param code      status code (410 means "relist")
      */
     public void sendWatchError(String namespace, int code) {
@@ -168,7 +156,6 @@ public final class FakeKubeApi implements Closeable {
     /**
      * Writes a raw line (anything, even invalid JSON) to the namespace's open watches.
      *
-     * @param namespace Kubernetes namespace
      * @param line      raw text, sent as one chunk followed by a newline
      */
     public void sendWatchLine(String namespace, String line) {
@@ -204,7 +191,6 @@ public final class FakeKubeApi implements Closeable {
      * Applies a fault to the next request of this kind (faults queue up, one per request).
      *
      * @param kind  LIST or WATCH
-     * @param fault fault
      */
     public void inject(RequestKind kind, Fault fault) {
         store.inject(kind, fault);
@@ -243,7 +229,6 @@ public final class FakeKubeApi implements Closeable {
     /**
      * Waits until at least {@code count} watches of the namespace are open (replay written).
      *
-     * @param namespace Kubernetes namespace
      * @param count     how many
      * @param timeout   bound
      * @throws AssertionError when they did not open in time
@@ -256,7 +241,6 @@ public final class FakeKubeApi implements Closeable {
      * Waits until a watch of the namespace opened by a request later than {@code afterSequence} is open
      * (a client that gave up on an older watch may not have been noticed yet; this ignores it).
      *
-     * @param namespace     Kubernetes namespace
      * @param afterSequence request sequence the watch must come after (0 for any)
      * @param timeout       bound
      * @return the request sequence of the open watch

@@ -6,7 +6,6 @@ import java.util.Map;
  * One request the fake API server received, in arrival order.
  *
  * @param sequence  arrival number, starting at 1
- * @param method    HTTP method
  * @param path      path without query
  * @param query     decoded query parameters (last value wins)
  * @param kind      what the request asked for
@@ -22,7 +21,6 @@ public record RecordedRequest(long sequence, String method, String path, Map<Str
     /**
      * A query parameter.
      *
-     * @param name parameter name
      * @return its value or null
      */
     public String param(String name) {

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Leak discipline for integration tests (issue #10): before each test it records what the process holds (open
+ * Leak discipline for integration tests: before each test it records what the process holds (open
  * file descriptors, live threads including virtual ones, and any gauge the test registered with
  * {@link #expect}); after the test (after its {@code @AfterEach} methods) it waits, bounded, until all of it is
  * back to the baseline, and fails the test naming every leftover if it is not.
@@ -242,7 +242,6 @@ public final class LeakCheck implements BeforeEachCallback, AfterEachCallback {
 
         /**
          * @param bound how long leftovers may take to go away after the test
-         * @return this
          */
         public Builder settle(Duration bound) {
             this.settle = Objects.requireNonNull(bound);
@@ -251,7 +250,6 @@ public final class LeakCheck implements BeforeEachCallback, AfterEachCallback {
 
         /**
          * @param regex thread names (whole-name match) that are not leaks in this test class
-         * @return this
          */
         public Builder ignoreThreads(String regex) {
             ignoredThreads.add(Pattern.compile(regex).pattern());
@@ -260,7 +258,6 @@ public final class LeakCheck implements BeforeEachCallback, AfterEachCallback {
 
         /**
          * @param on whether to check file descriptors (only Linux has {@code /proc/self/fd})
-         * @return this
          */
         public Builder fileDescriptors(boolean on) {
             this.checkFds = on;

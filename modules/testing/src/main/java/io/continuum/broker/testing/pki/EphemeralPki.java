@@ -141,7 +141,6 @@ public final class EphemeralPki {
     }
 
     /**
-     * @param certificate a certificate
      * @return it as one PEM block
      */
     public static byte[] pem(X509Certificate certificate) {

@@ -26,10 +26,6 @@ public final class HpackInspector {
 
     /**
      * One decoded field.
-     *
-     * @param name           name
-     * @param value          value
-     * @param representation wire representation
      */
     public record Field(String name, String value, Representation representation) {
         @Override

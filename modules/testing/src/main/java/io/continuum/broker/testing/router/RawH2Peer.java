@@ -30,11 +30,6 @@ import io.continuum.broker.testing.pki.ServerIdentity;
 public final class RawH2Peer implements AutoCloseable {
     /**
      * One frame as received.
-     *
-     * @param type     frame type
-     * @param flags    flags
-     * @param streamId stream id
-     * @param payload  payload
      */
     public record Frame(int type, int flags, int streamId, byte[] payload) {
         /** DATA. */
@@ -185,7 +180,6 @@ public final class RawH2Peer implements AutoCloseable {
         }
 
         /**
-         * @param streamId stream
          * @return DATA payload bytes received on it so far
          */
         public long dataReceived(int streamId) {

@@ -77,8 +77,6 @@ public final class RouterStream {
 
     /**
      * Sends the response status and headers now (HEADERS without END_STREAM).
-     *
-     * @param status HTTP status
      */
     public synchronized void sendHead(int status) {
         sendHead(status, Map.of());
@@ -87,23 +85,12 @@ public final class RouterStream {
     /**
      * Sends the response status and these headers now (HEADERS without END_STREAM), e.g.
      * {@code content-type: application/x-continuum-bus} on a session stream.
-     *
-     * @param status  HTTP status
-     * @param headers response headers
      */
     public synchronized void sendHead(int status, Map<String, String> headers) {
         headers.forEach((name, value) -> response.header(name, value));
         response.status(Status.create(status));
         out = response.outputStream();
-        // Helidon's HTTP/2 response sends HEADERS with the first body byte; its header flush is package-private
-        // (used by its sink API). A test server may reach it reflectively: the class path is open in tests.
-        try {
-            java.lang.reflect.Method flush = response.getClass().getDeclaredMethod("flushHeaders");
-            flush.setAccessible(true);
-            flush.invoke(response);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new IllegalStateException("cannot send the response head without a body byte", e);
-        }
+        HelidonServerStreams.flushHeaders(response);
     }
 
     /**
@@ -145,9 +132,6 @@ public final class RouterStream {
 
     /**
      * Answers with a complete response and no streaming, e.g. {@code 404 unknown_stream}.
-     *
-     * @param status HTTP status
-     * @param body   response body
      */
     public void respond(int status, String body) {
         response.status(Status.create(status)).send(body);
@@ -160,41 +144,8 @@ public final class RouterStream {
      * @param errorCode HTTP/2 error code, e.g. 0x8 CANCEL
      */
     public void reset(int errorCode) {
-        // Helidon's server has no public stream reset, and an exception from the handler is only turned into
-        // RST_STREAM after it has drained the request body (i.e. never, for a live duplex stream). So: write
-        // RST_STREAM through the stream's own frame writer and mark the stream reset locally, reflectively
-        // (test code on an open class path).
-        try {
-            Object stream = field(response, "stream");
-            Object writer = field(stream, "writer");
-            int streamId = (Integer) field(stream, "streamId");
-            io.helidon.http.http2.Http2Settings settings = (io.helidon.http.http2.Http2Settings) field(stream,
-                    "serverSettings");
-            io.helidon.http.http2.Http2ErrorCode code = java.util.Objects.requireNonNullElse(
-                    io.helidon.http.http2.Http2ErrorCode.get(errorCode), io.helidon.http.http2.Http2ErrorCode.CANCEL);
-            io.helidon.http.http2.Http2FrameData frame = new io.helidon.http.http2.Http2RstStream(code)
-                    .toFrameData(settings, streamId, io.helidon.http.http2.Http2Flag.NoFlags.create());
-            ((io.helidon.http.http2.Http2StreamWriter) writer).write(frame);
-            ((io.helidon.http.http2.Http2Stream) stream)
-                    .rstStream(new io.helidon.http.http2.Http2RstStream(io.helidon.http.http2.Http2ErrorCode.CANCEL));
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot reset the stream", e);
-        }
+        HelidonServerStreams.reset(response, errorCode);
         outcome.complete(new Outcome.Reset(errorCode));
-    }
-
-    private static Object field(Object target, String name) throws ReflectiveOperationException {
-        Class<?> type = target.getClass();
-        while (type != null) {
-            try {
-                java.lang.reflect.Field f = type.getDeclaredField(name);
-                f.setAccessible(true);
-                return f.get(target);
-            } catch (NoSuchFieldException e) {
-                type = type.getSuperclass();
-            }
-        }
-        throw new NoSuchFieldException(name);
     }
 
     Outcome awaitOutcome() throws InterruptedException {

@@ -75,7 +75,6 @@ public final class TestRouter implements AutoCloseable {
 
     /**
      * @param identity the server certificate and key
-     * @return a builder
      */
     public static Builder builder(ServerIdentity identity) {
         return new Builder(identity);
@@ -171,7 +170,6 @@ public final class TestRouter implements AutoCloseable {
 
         /**
          * @param n SETTINGS_MAX_CONCURRENT_STREAMS the router advertises
-         * @return this
          */
         public Builder maxConcurrentStreams(long n) {
             this.maxConcurrentStreams = n;
@@ -180,7 +178,6 @@ public final class TestRouter implements AutoCloseable {
 
         /**
          * @param bytes the router's receive window (65,535 keeps its connection window at 64 KiB too)
-         * @return this
          */
         public Builder initialWindowSize(int bytes) {
             this.initialWindowSize = bytes;
@@ -189,7 +186,6 @@ public final class TestRouter implements AutoCloseable {
 
         /**
          * @param timeout how long a router write may wait for the client's window (raise for stalling tests)
-         * @return this
          */
         public Builder flowControlTimeout(Duration timeout) {
             this.flowControlTimeout = timeout;
@@ -198,7 +194,6 @@ public final class TestRouter implements AutoCloseable {
 
         /**
          * @param handler what to do with session streams (default: queue for the test)
-         * @return this
          */
         public Builder sessionHandler(RouterHandler handler) {
             this.sessionHandler = handler;
@@ -207,7 +202,6 @@ public final class TestRouter implements AutoCloseable {
 
         /**
          * @param handler what to do with data streams (default: queue for the test)
-         * @return this
          */
         public Builder streamHandler(RouterHandler handler) {
             this.streamHandler = handler;
@@ -216,7 +210,6 @@ public final class TestRouter implements AutoCloseable {
 
         /**
          * @param id session id data streams must carry, or {@code null}
-         * @return this
          */
         public Builder sessionId(String id) {
             this.sessionId = id;

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.LifecycleMethodExecutionExceptionHandler;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
- * The test-wide credential check (R-SEC-14, issue #10): while any test runs, every JUL record of every logger
+ * The test-wide credential check (R-SEC-14): while any test runs, every JUL record of every logger
  * (FINE and above by default; {@code -Dsecretscan.level=ALL} for everything) and every byte written to
  * {@code System.out} and {@code System.err} is scanned for the {@link Secrets#register registered} credentials.
  * A test during which one appeared fails (after its {@code @AfterEach} methods), naming where, redacted; output

@@ -9,7 +9,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The credentials the test fixtures created, for the test-wide check that none of them ever appears in logs,
- * standard output or error, exception messages, {@code /metrics} or {@code /readyz} (R-SEC-14, issue #10).
+ * standard output or error, exception messages, {@code /metrics} or {@code /readyz} (R-SEC-14).
  * <p>
  * Fixtures {@link #register} every credential they hand out (the in-process router registers the one it
  * accepts); {@link SecretScan}, applied to every test class, scans what the test printed and logged;
@@ -28,7 +28,6 @@ public final class Secrets {
     /**
      * Registers a credential: from now on it must appear nowhere.
      *
-     * @param credential the credential
      * @return the credential, for use in initializers
      * @throws IllegalArgumentException when shorter than {@link #MIN_LENGTH}
      */
@@ -50,7 +49,6 @@ public final class Secrets {
     }
 
     /**
-     * @param text any text
      * @return whether it contains a registered credential
      */
     public static boolean containsAny(CharSequence text) {
@@ -67,7 +65,6 @@ public final class Secrets {
     }
 
     /**
-     * @param text any text
      * @return the text with every registered credential replaced by {@code <credential>}
      */
     public static String redact(CharSequence text) {
@@ -82,7 +79,6 @@ public final class Secrets {
      * Fails if {@code text} contains a registered credential; the message shows where, redacted.
      *
      * @param where what the text is, e.g. {@code "GET /metrics"}
-     * @param text  the text
      */
     public static void assertAbsent(String where, CharSequence text) {
         if (containsAny(text)) {
@@ -95,14 +91,12 @@ public final class Secrets {
      * credential.
      *
      * @param where what the throwable is
-     * @param t     the throwable
      */
     public static void assertAbsent(String where, Throwable t) {
         assertAbsent(where, stackTrace(t));
     }
 
     /**
-     * @param t a throwable
      * @return its printed stack trace (message, causes, suppressed)
      */
     public static String stackTrace(Throwable t) {

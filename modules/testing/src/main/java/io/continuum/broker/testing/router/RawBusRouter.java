@@ -1,0 +1,389 @@
+package io.continuum.broker.testing.router;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+
+import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.protocol.FrameDecoder;
+import io.continuum.broker.protocol.ProtocolException;
+import io.continuum.broker.protocol.Target;
+
+/**
+ * The router side of one bus session played frame by frame on a {@link RawH2Peer} connection, for what
+ * Helidon's server cannot do: end a response while the request body is open, read a request body after its
+ * response ended, put several bus frames in one DATA frame, reset a data stream the moment its HEADERS
+ * arrive, or leave a window closed on purpose.
+ *
+ * <p>One pump thread reads every HTTP/2 frame in wire order. It decodes every header block (so the HPACK
+ * dynamic table stays in step with the broker's encoder and a data stream's bus id can be read off its
+ * {@code :path}), decodes DATA on the session stream into bus frames, records what each data stream carried,
+ * grants windows as {@link Windows} says, and only then hands the raw frame to {@link #next}. A test either
+ * awaits bus frames and watches streams, or steps through the raw frames itself; both see the same order.
+ */
+public final class RawBusRouter implements AutoCloseable {
+    /** The session stream's HTTP/2 id (the broker's first request). */
+    public static final int SESSION_STREAM = 1;
+    private static final String STREAM_PATH = "/bus/v1/streams/";
+    /** HTTP/2 caps a DATA frame at 16 KiB unless the broker raised SETTINGS_MAX_FRAME_SIZE (it does not). */
+    private static final int MAX_DATA_FRAME = 16_384;
+
+    /** Who replenishes the broker's send windows. */
+    public enum Windows {
+        /** The pump grants every DATA frame's bytes back at once, on the connection and on its stream. */
+        GRANT_AS_READ,
+        /**
+         * As {@link #GRANT_AS_READ}, but the session stream's window is never replenished: the broker's session
+         * writes block once it sent 65,535 bytes (a router that stopped reading its session).
+         */
+        GRANT_AS_READ_BUT_SESSION,
+        /**
+         * The connection and the session stream are opened by 1 GiB on accept; data streams keep their initial
+         * window and only the test grants more ({@link RawH2Peer.Connection#sendWindowUpdate}).
+         */
+        OPEN_SESSION_ONLY
+    }
+
+    /** What the router saw of one data stream. */
+    public static final class StreamSeen {
+        private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+        private volatile boolean headers;
+        private volatile boolean requestEnded;
+        private volatile boolean reset;
+
+        /** @return whether the broker's HEADERS arrived */
+        public boolean headers() {
+            return headers;
+        }
+
+        /** @return whether the broker ended its request body (END_STREAM) */
+        public boolean requestEnded() {
+            return requestEnded;
+        }
+
+        /** @return whether the broker reset the stream */
+        public boolean reset() {
+            return reset;
+        }
+
+        /** @return the request body bytes so far */
+        public synchronized byte[] bytes() {
+            return body.toByteArray();
+        }
+
+        private synchronized void append(byte[] data) {
+            body.writeBytes(data);
+        }
+    }
+
+    private final RawH2Peer.Connection wire;
+    private final Windows windows;
+    private final HpackInspector hpack = new HpackInspector();
+    private final FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
+    private final BlockingQueue<RawH2Peer.Frame> rawFrames = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Frame> unawaited = new LinkedBlockingQueue<>();
+    private final List<Frame> busFrames = new CopyOnWriteArrayList<>();
+    private final Map<Integer, StreamSeen> streams = new ConcurrentHashMap<>();
+    private final Map<Integer, Long> busIds = new ConcurrentHashMap<>();
+    private final List<String> dataStreamEvents = new CopyOnWriteArrayList<>();
+    private final CountDownLatch sessionRequestEnded = new CountDownLatch(1);
+    private volatile Runnable onSessionRequestEnd;
+    private volatile Exception pumpFailure;
+    private final Thread pump;
+
+    private RawBusRouter(RawH2Peer.Connection wire, Windows windows, byte[] sessionHeaders) {
+        this.wire = wire;
+        this.windows = windows;
+        hpack.decode(sessionHeaders);
+        this.pump = Thread.ofVirtual().name("raw-bus-router-pump").start(this::pump);
+    }
+
+    /**
+     * Accepts the broker's connection and reads its session HEADERS, answering nothing yet: the test sends the
+     * response head ({@link #sendSessionHead()}) and the first bus frame.
+     */
+    public static RawBusRouter accept(RawH2Peer peer, Duration wait, Windows windows) throws Exception {
+        RawH2Peer.Connection wire = peer.accept(wait);
+        RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS
+                && f.streamId() == SESSION_STREAM, wait);
+        if (windows == Windows.OPEN_SESSION_ONLY) {
+            wire.sendWindowUpdate(0, 1 << 30);
+            wire.sendWindowUpdate(SESSION_STREAM, 1 << 30);
+        }
+        return new RawBusRouter(wire, windows, headers.payload());
+    }
+
+    /** Accepts the broker's session, reads its {@code hello} and answers 200 and a default {@code welcome}. */
+    public static RawBusRouter acceptSession(RawH2Peer peer, Duration wait) throws Exception {
+        return acceptSession(peer, wait, welcome("raw-session"), Windows.GRANT_AS_READ);
+    }
+
+    /** Accepts the broker's session, reads its {@code hello} and answers 200 and {@code welcome}. */
+    public static RawBusRouter acceptSession(RawH2Peer peer, Duration wait, Frame.Welcome welcome, Windows windows)
+            throws Exception {
+        RawBusRouter router = acceptHello(peer, wait, windows);
+        router.sendSessionHead();
+        router.send(welcome);
+        return router;
+    }
+
+    /** Accepts the broker's session and reads its {@code hello}, answering nothing. */
+    public static RawBusRouter acceptHello(RawH2Peer peer, Duration wait, Windows windows) throws Exception {
+        RawBusRouter router = accept(peer, wait, windows);
+        router.await(Frame.Hello.class, f -> true, wait);
+        return router;
+    }
+
+    /** Answers the session request: 200 with the bus content type, the body left open. */
+    public RawBusRouter sendSessionHead() throws IOException {
+        wire.send(RawH2Peer.Frame.HEADERS, 0x4, SESSION_STREAM, statusOkBusContentType());
+        return this;
+    }
+
+    /** Sends one bus frame in its own DATA frame on the session stream. */
+    public void send(Frame.RouterFrame frame) throws IOException {
+        wire.sendData(SESSION_STREAM, FrameCodec.encode(frame), false);
+    }
+
+    /** Sends {@code subscribe} for a ZMQ TCP target. */
+    public void subscribe(long streamId, String namespace, String host, int port) throws IOException {
+        send(new Frame.Subscribe(streamId, new Target.ZmqTcp(namespace, host, port)));
+    }
+
+    /** Sends encoded bus frames back to back, in as few DATA frames as HTTP/2 allows. */
+    public void sendPacked(byte[]... encodedFrames) {
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (byte[] f : encodedFrames) {
+            all.writeBytes(f);
+        }
+        byte[] bytes = all.toByteArray();
+        try {
+            for (int off = 0; off < bytes.length; off += MAX_DATA_FRAME) {
+                int n = Math.min(MAX_DATA_FRAME, bytes.length - off);
+                byte[] piece = new byte[n];
+                System.arraycopy(bytes, off, piece, 0, n);
+                wire.sendData(SESSION_STREAM, piece, false);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The next bus frame of {@code type} matching {@code match} that no earlier await took; frames passed over
+     * are dropped from this queue (they stay in {@link #busFrames()}).
+     */
+    public <F extends Frame> F await(Class<F> type, Predicate<F> match, Duration wait) throws Exception {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (true) {
+            Frame f = unawaited.poll(Math.min(deadline - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(50)),
+                    TimeUnit.NANOSECONDS);
+            if (f != null && type.isInstance(f) && match.test(type.cast(f))) {
+                return type.cast(f);
+            }
+            if (f == null) {
+                failIfPumpDied();
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new TimeoutException("no " + type.getSimpleName() + " from the broker");
+                }
+            }
+        }
+    }
+
+    /** @return bus frames the broker sent that no {@link #await} took yet */
+    public List<Frame> drainFromBroker() {
+        List<Frame> out = new ArrayList<>();
+        unawaited.drainTo(out);
+        return out;
+    }
+
+    /** @return every bus frame the broker sent on the session stream so far, {@code hello} first */
+    public List<Frame> busFrames() {
+        return List.copyOf(busFrames);
+    }
+
+    /** The next HTTP/2 frame from the broker, after the pump has processed it. */
+    public RawH2Peer.Frame next(Duration wait) throws Exception {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (true) {
+            RawH2Peer.Frame f = rawFrames.poll(Math.min(deadline - System.nanoTime(),
+                    TimeUnit.MILLISECONDS.toNanos(50)), TimeUnit.NANOSECONDS);
+            if (f != null) {
+                return f;
+            }
+            failIfPumpDied();
+            if (System.nanoTime() - deadline >= 0) {
+                throw new TimeoutException("no frame from the broker");
+            }
+        }
+    }
+
+    /**
+     * Steps through the broker's frames (see {@link #next}) to the HEADERS of the next data stream it opens,
+     * answers it {@code 200} with the body left open, and returns its HTTP/2 stream id.
+     */
+    public int answerNextDataStream(Duration wait) throws Exception {
+        while (true) {
+            RawH2Peer.Frame f = next(wait);
+            if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != SESSION_STREAM) {
+                wire.sendStatus200(f.streamId(), false);
+                return f.streamId();
+            }
+        }
+    }
+
+    /** A {@code welcome} naming no limits (the broker applies the protocol's defaults). */
+    public static Frame.Welcome welcome(String sessionId) {
+        return new Frame.Welcome(1, sessionId, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
+                OptionalLong.empty(), OptionalLong.empty());
+    }
+
+    /** @return the bus stream id a data stream's HEADERS named in its path, or null */
+    public Long busStreamId(int http2StreamId) {
+        return busIds.get(http2StreamId);
+    }
+
+    /** @return HEADERS, END_STREAM and RST_STREAM on data streams in wire order, e.g. {@code "RST_STREAM 3"} */
+    public List<String> dataStreamEvents() {
+        return List.copyOf(dataStreamEvents);
+    }
+
+    /** @return what the router saw of the data stream with this HTTP/2 id (empty until its first frame) */
+    public StreamSeen stream(int http2StreamId) {
+        return streams.computeIfAbsent(http2StreamId, k -> new StreamSeen());
+    }
+
+    /** The router closes the TCP connection the moment it reads the broker's END_STREAM on the session. */
+    public void closeRightAfterSessionEnd() {
+        onSessionRequestEnd = wire::close;
+    }
+
+    /** @return whether the broker ended its session request body within {@code wait} */
+    public boolean awaitSessionRequestEnd(Duration wait) throws InterruptedException {
+        return sessionRequestEnded.await(wait.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** @return the HTTP/2 connection, for frames the test writes itself */
+    public RawH2Peer.Connection wire() {
+        return wire;
+    }
+
+    @Override
+    public void close() {
+        pump.interrupt();
+        wire.close();
+    }
+
+    /** HPACK: {@code :status 200} (indexed) and {@code content-type} as a literal without indexing. */
+    public static byte[] statusOkBusContentType() {
+        byte[] value = "application/x-continuum-bus".getBytes(StandardCharsets.US_ASCII);
+        byte[] block = new byte[4 + value.length];
+        block[0] = (byte) 0x88;
+        block[1] = 0x0f;          // literal without indexing, name index 31 (content-type) = 15 + 16
+        block[2] = 0x10;
+        block[3] = (byte) value.length;
+        System.arraycopy(value, 0, block, 4, value.length);
+        return block;
+    }
+
+    private void failIfPumpDied() {
+        Exception failure = pumpFailure;
+        if (failure != null) {
+            throw new IllegalStateException("the raw router's pump failed", failure);
+        }
+    }
+
+    private void pump() {
+        try {
+            while (true) {
+                RawH2Peer.Frame f = wire.next(x -> true, Duration.ofDays(1));
+                if (f.streamId() == SESSION_STREAM) {
+                    onSessionFrame(f);
+                } else if (f.streamId() != 0) {
+                    onDataStreamFrame(f);
+                }
+                rawFrames.add(f);
+                if (f.streamId() == SESSION_STREAM && f.endStream()) {
+                    sessionRequestEnded.countDown();
+                    Runnable r = onSessionRequestEnd;
+                    if (r != null) {
+                        r.run();
+                        return;
+                    }
+                }
+                grant(f);
+            }
+        } catch (InterruptedException | TimeoutException | IOException e) {
+            // closed, or the test is over
+        } catch (ProtocolException | RuntimeException e) {
+            pumpFailure = e;
+        }
+    }
+
+    private void onSessionFrame(RawH2Peer.Frame f) throws ProtocolException {
+        if (f.type() == RawH2Peer.Frame.DATA && f.payload().length > 0) {
+            for (Frame frame : decoder.decode(ByteBuffer.wrap(f.payload()))) {
+                busFrames.add(frame);
+                unawaited.add(frame);
+            }
+        } else if (f.type() == RawH2Peer.Frame.HEADERS) {
+            hpack.decode(f.payload());
+        }
+    }
+
+    private void onDataStreamFrame(RawH2Peer.Frame f) {
+        int id = f.streamId();
+        StreamSeen s = stream(id);
+        switch (f.type()) {
+            case RawH2Peer.Frame.HEADERS -> {
+                dataStreamEvents.add("HEADERS " + id);
+                for (HpackInspector.Field field : hpack.decode(f.payload())) {
+                    if (field.name().equals(":path") && field.value().startsWith(STREAM_PATH)) {
+                        busIds.put(id, Long.parseLong(field.value().substring(STREAM_PATH.length())));
+                    }
+                }
+                s.headers = true;
+            }
+            case RawH2Peer.Frame.DATA -> s.append(f.payload());
+            case RawH2Peer.Frame.RST_STREAM -> {
+                dataStreamEvents.add("RST_STREAM " + id);
+                s.reset = true;
+            }
+            default -> {
+            }
+        }
+        if (f.endStream() && f.type() != RawH2Peer.Frame.RST_STREAM) {
+            if (f.type() != RawH2Peer.Frame.HEADERS) {
+                dataStreamEvents.add("END_STREAM " + id);
+            }
+            s.requestEnded = true;
+        }
+    }
+
+    private void grant(RawH2Peer.Frame f) throws IOException {
+        if (windows == Windows.OPEN_SESSION_ONLY || f.type() != RawH2Peer.Frame.DATA || f.payload().length == 0) {
+            return;
+        }
+        wire.sendWindowUpdate(0, f.payload().length);
+        boolean session = f.streamId() == SESSION_STREAM;
+        if (!f.endStream() && (!session || windows == Windows.GRANT_AS_READ)) {
+            wire.sendWindowUpdate(f.streamId(), f.payload().length);
+        }
+    }
+}
