@@ -79,20 +79,11 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         this.clock = b.clock;
     }
 
-    /**
-     * A builder.
-     *
-     * @return builder
-     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /**
-     * Starts one watcher thread per namespace. Idempotent.
-     *
-     * @return this
-     */
+    /** Starts one watcher thread per namespace. Idempotent; refused after {@link #close()}. */
     public synchronized MetadataWatcher start() {
         if (closed) {
             throw new IllegalStateException("closed");
@@ -113,13 +104,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         return view.isSynced();
     }
 
-    /**
-     * Waits until every watched namespace has completed its initial list.
-     *
-     * @param timeout bound
-     * @return whether the view is synced
-     * @throws InterruptedException when interrupted
-     */
+    /** Waits until every watched namespace has completed its initial list; false when {@code timeout} passed first. */
     public boolean awaitSynced(Duration timeout) throws InterruptedException {
         return view.awaitSynced(timeout);
     }
@@ -134,29 +119,17 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         return view.onChange(listener);
     }
 
-    /**
-     * Resources held in all watched namespaces, advertising or not ({@code metadata_resources}).
-     *
-     * @return count
-     */
+    /** Resources held in all watched namespaces, advertising or not ({@code metadata_resources}). */
     public int resourceCount() {
         return view.catalog().snapshot().resourceCount();
     }
 
-    /**
-     * Unique advertised publishers ({@code metadata_publishers}).
-     *
-     * @return count
-     */
+    /** Unique advertised publishers ({@code metadata_publishers}). */
     public int publisherCount() {
         return view.catalog().snapshot().publisherCount();
     }
 
-    /**
-     * Publisher references held (duplicates across resources count; capped at 65,536).
-     *
-     * @return count
-     */
+    /** Publisher references held (duplicates across resources count; capped at 65,536). */
     public int referenceCount() {
         return view.catalog().snapshot().totalReferences();
     }
@@ -193,11 +166,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         return Optional.empty();
     }
 
-    /**
-     * The watched namespaces.
-     *
-     * @return namespaces
-     */
     public List<String> namespaces() {
         return namespaces;
     }
@@ -253,12 +221,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         private Builder() {
         }
 
-        /**
-         * The Kubernetes namespaces to watch ({@code watch_namespaces}, 1 to 32).
-         *
-         * @param namespaces namespaces
-         * @return this
-         */
+        /** The Kubernetes namespaces to watch ({@code watch_namespaces}, 1 to 32); duplicates count once. */
         public Builder namespaces(Iterable<String> namespaces) {
             for (String ns : namespaces) {
                 this.namespaces.add(Objects.requireNonNull(ns, "namespace"));
@@ -270,9 +233,6 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
          * The API client; by default {@code Config.defaultClient()} (KUBECONFIG, ~/.kube/config, then the
          * in-cluster service account). Callers read module {@code io.kubernetes.client.java.api} themselves
          * (an automatic module cannot be re-exported without a lint warning).
-         *
-         * @param apiClient client
-         * @return this
          */
         @SuppressWarnings("exports")
         public Builder apiClient(ApiClient apiClient) {
@@ -280,53 +240,33 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
             return this;
         }
 
-        /**
-         * Counter hooks.
-         *
-         * @param metrics metrics
-         * @return this
-         */
+        /** Where skips, restarts and list durations are counted ({@link MetadataMetrics#NONE} by default). */
         public Builder metrics(MetadataMetrics metrics) {
             this.metrics = Objects.requireNonNull(metrics, "metrics");
             return this;
         }
 
-        /**
-         * Bound on opening any list or watch response (R-META 5: 30 s).
-         *
-         * @param timeout deadline for the response head
-         * @return this
-         */
+        /** Bound on the wait for the head of any list or watch response (R-META 5: 30 s). */
         public Builder openTimeout(Duration timeout) {
             this.openTimeout = positive(timeout);
             return this;
         }
 
-        /**
-         * The {@code timeoutSeconds} asked of the server for each watch (5 minutes by default).
-         *
-         * @param timeout watch length, whole seconds
-         * @return this
-         */
+        /** The {@code timeoutSeconds} asked of the server for each watch, in whole seconds (5 minutes by default). */
         public Builder watchTimeout(Duration timeout) {
             this.watchTimeout = positive(timeout);
             return this;
         }
 
-        /**
-         * Jittered exponential backoff between failed passes (1 s to 60 s by default).
-         *
-         * @param initial first delay
-         * @param max     largest delay
-         * @return this
-         */
+        /** Jittered exponential backoff between failed passes (1 s to 60 s by default). */
         public Builder backoff(Duration initial, Duration max) {
-            new Backoff(initial, max);
+            new Backoff(initial, max); // refuses a bad pair here rather than on a namespace's thread
             this.backoffInitial = initial;
             this.backoffMax = max;
             return this;
         }
 
+        // Smaller caps, a settable clock and a hook after each parsed page: for this package's tests only.
         Builder limits(Limits limits) {
             this.limits = Objects.requireNonNull(limits, "limits");
             return this;
@@ -343,9 +283,8 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         }
 
         /**
-         * Builds the view (not started).
+         * Builds the view, not started.
          *
-         * @return view
          * @throws IOException when no API client was given and none can be configured
          */
         public MetadataWatcher build() throws IOException {
