@@ -10,4 +10,5 @@ module io.continuum.broker.metadata {
     requires io.continuum.broker.event;
 
     exports io.continuum.broker.metadata;
+    exports io.continuum.broker.metadata.watch;
 }

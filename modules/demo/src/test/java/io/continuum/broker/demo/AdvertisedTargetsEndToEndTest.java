@@ -6,7 +6,7 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 
-import io.continuum.broker.metadata.MetadataWatcher;
+import io.continuum.broker.metadata.watch.MetadataWatcher;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.EventBroker;

@@ -7,7 +7,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /** Metrics that count, with bounded waits on the counters (no sleeps). */
-final class CountingMetrics implements MetadataMetrics {
+public final class CountingMetrics implements MetadataMetrics {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final Map<SkipReason, Integer> skipped = new EnumMap<>(SkipReason.class);
@@ -45,11 +45,11 @@ final class CountingMetrics implements MetadataMetrics {
         lists.incrementAndGet();
     }
 
-    int lists() {
+    public int lists() {
         return lists.get();
     }
 
-    int skipCount(SkipReason reason) {
+    public int skipCount(SkipReason reason) {
         lock.lock();
         try {
             return skipped.getOrDefault(reason, 0);
@@ -58,7 +58,7 @@ final class CountingMetrics implements MetadataMetrics {
         }
     }
 
-    Map<SkipReason, Integer> skips() {
+    public Map<SkipReason, Integer> skips() {
         lock.lock();
         try {
             return Map.copyOf(skipped);
@@ -67,7 +67,7 @@ final class CountingMetrics implements MetadataMetrics {
         }
     }
 
-    int restarts(RestartReason reason) {
+    public int restarts(RestartReason reason) {
         lock.lock();
         try {
             return restarts.getOrDefault(reason, 0);
@@ -76,7 +76,7 @@ final class CountingMetrics implements MetadataMetrics {
         }
     }
 
-    Map<RestartReason, Integer> restartCounts() {
+    public Map<RestartReason, Integer> restartCounts() {
         lock.lock();
         try {
             return Map.copyOf(restarts);
@@ -86,7 +86,7 @@ final class CountingMetrics implements MetadataMetrics {
     }
 
     /** Waits until the restart counter for {@code reason} reaches {@code atLeast}. */
-    void awaitRestarts(RestartReason reason, int atLeast, Duration timeout) throws InterruptedException {
+    public void awaitRestarts(RestartReason reason, int atLeast, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         lock.lock();
         try {

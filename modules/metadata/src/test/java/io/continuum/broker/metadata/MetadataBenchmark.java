@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.continuum.broker.metadata.watch.MetadataWatcher;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.kubernetes.client.util.Config;
 

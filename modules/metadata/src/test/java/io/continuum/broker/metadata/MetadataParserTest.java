@@ -29,10 +29,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The streaming parser against the fixtures: both channel shapes, transports, every skip reason and its
  * counter (R-META 3, 4, 7; R-SEC 4, 12; dynamo-worker-metadata.md).
  */
-class MetadataParserTest {
+public class MetadataParserTest {
     private final CountingMetrics metrics = new CountingMetrics();
 
-    static String fixture(String name) {
+    public static String fixture(String name) {
         try (InputStream in = MetadataParserTest.class.getResourceAsStream("/fixtures/" + name)) {
             if (in == null) {
                 throw new IllegalArgumentException("no fixture " + name);

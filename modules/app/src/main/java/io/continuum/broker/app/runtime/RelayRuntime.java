@@ -19,7 +19,7 @@ import io.continuum.broker.app.observe.BrokerMetrics;
 import io.continuum.broker.app.observe.BrokerStatus;
 import io.continuum.broker.app.observe.CaBundleExpiry;
 import io.continuum.broker.app.secrets.CaBundleSource;
-import io.continuum.broker.metadata.MetadataWatcher;
+import io.continuum.broker.metadata.watch.MetadataWatcher;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.relay.EventBroker;

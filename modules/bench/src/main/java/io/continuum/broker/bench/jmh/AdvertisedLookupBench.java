@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.metadata.Advertisement;
-import io.continuum.broker.metadata.MetadataWatcher;
 import io.continuum.broker.metadata.PublisherKey;
+import io.continuum.broker.metadata.watch.MetadataWatcher;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.kubernetes.client.util.Config;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 
-import io.continuum.broker.metadata.MetadataWatcher;
+import io.continuum.broker.metadata.watch.MetadataWatcher;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;

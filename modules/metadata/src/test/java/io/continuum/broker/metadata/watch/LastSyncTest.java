@@ -1,4 +1,4 @@
-package io.continuum.broker.metadata;
+package io.continuum.broker.metadata.watch;
 
 import java.io.IOException;
 import java.time.Clock;
@@ -11,6 +11,9 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
+import io.continuum.broker.metadata.CountingMetrics;
+import io.continuum.broker.metadata.MetadataMetrics;
+import io.continuum.broker.metadata.RestartReason;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.kube.Fault;
 import io.continuum.broker.testing.kube.RequestKind;

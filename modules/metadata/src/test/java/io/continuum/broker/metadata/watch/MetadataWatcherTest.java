@@ -1,4 +1,4 @@
-package io.continuum.broker.metadata;
+package io.continuum.broker.metadata.watch;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -16,6 +16,13 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import io.continuum.broker.metadata.Advertisement;
+import io.continuum.broker.metadata.CountingMetrics;
+import io.continuum.broker.metadata.MetadataMetrics;
+import io.continuum.broker.metadata.MetadataParserTest;
+import io.continuum.broker.metadata.PublisherKey;
+import io.continuum.broker.metadata.RestartReason;
+import io.continuum.broker.metadata.SkipReason;
 import io.continuum.broker.metadata.internal.Limits;
 import io.continuum.broker.testing.kube.Fault;
 import io.continuum.broker.testing.kube.FakeKubeApi;

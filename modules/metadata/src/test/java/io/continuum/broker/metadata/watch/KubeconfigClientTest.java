@@ -1,4 +1,4 @@
-package io.continuum.broker.metadata;
+package io.continuum.broker.metadata.watch;
 
 import java.nio.file.Files;
 import java.time.Duration;
@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import io.continuum.broker.metadata.Advertisement;
+import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.kube.RecordedRequest;
 import io.continuum.broker.testing.kube.RequestKind;
