@@ -96,10 +96,11 @@ class StreamAnswerOrderTest {
         lateFrames(wire, 3, true);
         await(() -> router.stream(3).reset(), "RST_STREAM on the revoked stream");
         // DATA the router sent before the broker saw the withdrawal may still reach the publisher (the first
-        // lateFrames races the revocation); after it, the socket closes.
+        // lateFrames races the revocation); nothing sent after stream_closed does, and then the socket closes.
         byte[] beforeClose = upA.getInputStream().readAllBytes();
         assertTrue(beforeClose.length <= 3 * 16_384 && allZero(beforeClose),
-                "only the router's early DATA, then the revoked publisher's socket is closed: " + beforeClose.length);
+                "only the router's DATA from before the revocation, then the revoked publisher's socket is closed: "
+                        + beforeClose.length + " bytes");
 
         // the other stream relays both ways
         wire.sendData(5, "to-b".getBytes(StandardCharsets.US_ASCII), false);
@@ -296,8 +297,12 @@ class StreamAnswerOrderTest {
      * {@code x-late: yes} to the HPACK dynamic table; and the router's own RST_STREAM.
      */
     private static void lateFrames(RawH2Peer.Connection wire, int stream, boolean andReset) throws IOException {
+        // DATA sent after the router saw the stream closed is marked (0x5A), so a test can tell it from the zeros
+        // sent before, which may legitimately still reach the publisher.
+        byte[] data = new byte[16_384];
+        java.util.Arrays.fill(data, andReset ? (byte) 0x5A : 0);
         for (int i = 0; i < 3; i++) {
-            wire.sendData(stream, new byte[16_384], false);
+            wire.sendData(stream, data, false);
         }
         wire.sendWindowUpdate(stream, 10_000);
         wire.send(RawH2Peer.Frame.HEADERS, 0x4 | 0x1, stream, hpackIncremental("x-late", "yes"));
