@@ -40,7 +40,7 @@ class BusTransportBasicsTest {
     void fullDuplexBothWaysThenHalfCloseEachSide() throws Exception {
         try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
             String socket = ((HelidonBusConnection) connection).socketDescription();
-            assertTrue(socket.matches("TLSv1\\.[23] alpn=h2 nodelay=true"), socket); // pitfall 5: TCP_NODELAY on
+            assertTrue(socket.matches("TLSv1\\.[23] alpn=h2 nodelay=true"), socket); // TCP_NODELAY on (Helidon leaves it off)
             BusStream stream = connection.open(dataStream(1), WAIT);
             RouterStream routed = router.nextStream(WAIT);
             assertEquals("/bus/v1/streams/1", routed.path());

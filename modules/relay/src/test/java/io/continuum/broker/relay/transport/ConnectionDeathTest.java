@@ -32,7 +32,7 @@ import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pitfalls 7 and 8: a dead connection (cut, GOAWAY, silent peer) fails every open stream's reader and writer
+ * Helidon notifies no stream of a dead connection or a cancel; here a dead connection (cut, GOAWAY, silent peer) fails every open stream's reader and writer
  * promptly with a typed error, fires onClose once, and leaves no thread or socket behind; a reset stream leaves
  * the others alone.
  */

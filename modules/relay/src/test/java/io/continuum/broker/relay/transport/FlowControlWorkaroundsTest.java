@@ -21,13 +21,14 @@ import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pins the flow-control workarounds of docs/architecture.md: pitfalls 1, 2, 3 and 6, and the one-frame-per-write
+ * Pins the flow-control workarounds of docs/architecture.md (Helidon's dropped stream WINDOW_UPDATEs, its
+ * overshooting concurrent writers, its small connection window, its flow-control timeout), and the one-frame-per-write
  * assumption behind the WINDOW_UPDATE filter.
  */
 class FlowControlWorkaroundsTest {
 
     /**
-     * Pitfall 1 and 3: Helidon drops stream WINDOW_UPDATEs of older streams while a newer one is open, and with a
+     * Helidon drops stream WINDOW_UPDATEs of older streams while a newer one is open, and with a
      * 64 KiB connection window one unread stream blocks the rest. Here the OLDEST stream is read to the end while
      * newer ones stay unread (each holding a full 64 KiB window), then the newest, then the rest.
      */
@@ -66,9 +67,9 @@ class FlowControlWorkaroundsTest {
     }
 
     /**
-     * Pitfall 2: concurrent writers on different streams against a peer whose connection window is 64 KiB.
+     * Concurrent writers on different streams against a peer whose connection window is 64 KiB.
      * A single overshoot makes the peer send GOAWAY FLOW_CONTROL_ERROR; every run must complete on an open
-     * connection. Also pitfall 6: writers wait for the window far longer than nothing here times them out.
+     * connection. Also: writers wait for the window far longer than nothing here times them out.
      */
     @Test
     void concurrentWritersNeverOvershootASmallConnectionWindow() throws Exception {

@@ -19,9 +19,9 @@ import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the transport puts on the wire, seen by a bare HTTP/2 peer: pitfall 4 (authorization never-indexed),
- * pitfall 9 (the peer's MAX_CONCURRENT_STREAMS bounds open streams; the wait for a slot is bounded), pitfall 3
- * (the connection window is opened), and that Helidon's own WINDOW_UPDATEs never reach the wire (pitfall 1).
+ * What the transport puts on the wire, seen by a bare HTTP/2 peer: authorization is never indexed,
+ * the peer's MAX_CONCURRENT_STREAMS bounds open streams (the wait for a slot is bounded), the connection window
+ * is opened, and Helidon's own WINDOW_UPDATEs never reach the wire.
  */
 class WireLevelTest {
 
@@ -87,7 +87,7 @@ class WireLevelTest {
     }
 
     /**
-     * Pitfall 2 seen from the peer: the client never sends more than the stream and connection windows the peer
+     * Concurrent writers seen from the peer: the client never sends more than the stream and connection windows the peer
      * granted (counted exactly by a raw peer), across WINDOW_UPDATEs and a SETTINGS_INITIAL_WINDOW_SIZE change.
      */
     @Test
