@@ -70,6 +70,8 @@ final class HelidonBusConnection implements BusConnection {
     private volatile Http2ClientConnection h2;
     private volatile BusSocketConnection socketConnection;
     private volatile Thread keepalive;
+    /** The peer's SETTINGS_MAX_FRAME_SIZE: outbound DATA frames are at most this long. */
+    private volatile int peerMaxFramePayload = Http2Frames.MAX_FRAME_PAYLOAD;
 
     HelidonBusConnection(BusEndpoint endpoint, TransportSettings settings, TlsDialer.Dialed dialed,
                          Http2ClientImpl client) throws IOException {
@@ -115,7 +117,7 @@ final class HelidonBusConnection implements BusConnection {
         }
         if (increment > 0) {
             try {
-                writer.writeOwnFrame(Frames.windowUpdate(0, (int) increment));
+                writer.writeOwnFrame(Http2Frames.windowUpdate(0, (int) increment));
             } catch (UncheckedIOException e) {
                 throw new BusConnectException(BusConnectException.Kind.HTTP2, "connection window update failed", e);
             }
@@ -222,7 +224,7 @@ final class HelidonBusConnection implements BusConnection {
         // written by a short-lived thread: a socket write blocked by a dead peer must not stop the deadline below
         Thread.ofVirtual().name("bus-ping").start(() -> {
             try {
-                writer.writeOwnFrame(Frames.ping(pingId, false));
+                writer.writeOwnFrame(Http2Frames.ping(pingId, false));
             } catch (UncheckedIOException e) {
                 // the connection is failing already
             }
@@ -290,6 +292,10 @@ final class HelidonBusConnection implements BusConnection {
         return writer;
     }
 
+    int peerMaxFramePayload() {
+        return peerMaxFramePayload;
+    }
+
     TransportSettings settings() {
         return settings;
     }
@@ -351,7 +357,7 @@ final class HelidonBusConnection implements BusConnection {
             return;
         }
         try {
-            writer.writeOwnFrame(Frames.windowUpdate(streamId, increment));
+            writer.writeOwnFrame(Http2Frames.windowUpdate(streamId, increment));
         } catch (UncheckedIOException e) {
             // connection failure is reported through fail()
         }
@@ -363,7 +369,7 @@ final class HelidonBusConnection implements BusConnection {
         WritableHeaders<?> headers = WritableHeaders.create();
         for (Header header : request.headers()) {
             if (header.sensitive()) {
-                // pitfall 4: changing=true with sensitive=true is the combination encoded never-indexed correctly
+                // Helidon encodes sensitive=true never-indexed only with changing=true (with false it corrupts HPACK state)
                 headers.add(HeaderValues.create(HeaderNames.create(header.name()), true, true, header.value()));
             } else {
                 headers.add(HeaderValues.create(HeaderNames.create(header.name()), header.value()));
@@ -511,9 +517,14 @@ final class HelidonBusConnection implements BusConnection {
             lock.lock();
             try {
                 for (long[] setting : values) {
-                    if (setting[0] == Frames.SETTINGS_MAX_CONCURRENT_STREAMS) {
+                    if (setting[0] == Http2Frames.SETTINGS_MAX_CONCURRENT_STREAMS) {
                         slots.limit(setting[1]);
-                    } else if (setting[0] == Frames.SETTINGS_INITIAL_WINDOW_SIZE) {
+                    } else if (setting[0] == Http2Frames.SETTINGS_MAX_FRAME_SIZE) {
+                        if (setting[1] >= Http2Frames.MAX_FRAME_PAYLOAD
+                                && setting[1] <= Http2Frames.LARGEST_MAX_FRAME_PAYLOAD) {
+                            peerMaxFramePayload = (int) setting[1]; // an invalid value is Helidon's to refuse
+                        }
+                    } else if (setting[0] == Http2Frames.SETTINGS_INITIAL_WINDOW_SIZE) {
                         long delta = setting[1] - peerInitialWindow;
                         peerInitialWindow = setting[1];
                         for (HelidonBusStream stream : streams.values()) {

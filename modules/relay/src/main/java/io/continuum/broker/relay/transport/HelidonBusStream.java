@@ -34,7 +34,7 @@ final class HelidonBusStream implements BusStream {
      * Most bytes taken from the windows and written in one go, as several DATA frames in one socket write
      * (fewer lock rounds and TLS writes per chunk; a 64 KiB publisher read is one write, not four).
      */
-    static final int WRITE_BATCH = 4 * Frames.MAX_FRAME_PAYLOAD;
+    static final int WRITE_BATCH = 4 * Http2Frames.MAX_FRAME_PAYLOAD;
     /** Only for direct buffers; heap buffers are framed from their own array. Guarded by writeLock. */
     private byte[] frameBuffer;
 
@@ -125,7 +125,7 @@ final class HelidonBusStream implements BusStream {
                         if (n > 0) {
                             break;
                         }
-                        changed.await(); // pitfall 2 and 6: wait for the window without holding others, no timeout
+                        changed.await(); // wait for the window without holding other streams back, and without a timeout
                     }
                     connection.consumeSendWindowLocked(n);
                     sendWindow -= n;
@@ -179,7 +179,7 @@ final class HelidonBusStream implements BusStream {
                 lock.unlock();
             }
             try {
-                writeFrame(Frames.dataHeader(id, 0, true), null, 0, 0);
+                writeFrame(Http2Frames.dataHeader(id, 0, true), null, 0, 0);
             } finally {
                 if (finished) {
                     connection.releaseSlot(); // behind our END_STREAM, which is what frees the slot for the peer
@@ -376,7 +376,7 @@ final class HelidonBusStream implements BusStream {
         try {
             if (sendReset) {
                 try {
-                    connection.writer().writeOwnFrame(Frames.rstStream(id, (int) StreamResetException.CANCEL));
+                    connection.writer().writeOwnFrame(Http2Frames.rstStream(id, (int) StreamResetException.CANCEL));
                 } catch (UncheckedIOException e) {
                     // the connection is failing; fail() reports it
                 }
@@ -385,7 +385,7 @@ final class HelidonBusStream implements BusStream {
                     hook.run();
                 }
             }
-            wakeHelidonReader(); // pitfall 7: nothing else wakes this stream's reader
+            wakeHelidonReader(); // Helidon's cancel does not wake the stream's reader: nothing else would
         } finally {
             if (releaseSlot) {
                 connection.releaseSlot(); // behind our RST_STREAM: see releaseSlot()
@@ -460,7 +460,7 @@ final class HelidonBusStream implements BusStream {
         changed.signalAll();
     }
 
-    /** Fails Helidon's stream buffer so a reader blocked in {@code readOne} returns at once (pitfall 7 and 8). */
+    /** Fails Helidon's stream buffer so a reader blocked in {@code readOne} returns at once (Helidon wakes it neither on a cancel nor on the connection's death). */
     void wakeHelidonReader() {
         try {
             helidon.rstStream(new Http2RstStream(Http2ErrorCode.CANCEL));
@@ -546,7 +546,7 @@ final class HelidonBusStream implements BusStream {
     private void writeData(byte[] payload, int offset, int length) throws TransportException {
         try {
             if (!connection.writer().writeDataUnless(() -> resetSent, id, payload, offset, length,
-                    Frames.MAX_FRAME_PAYLOAD)) {
+                    connection.peerMaxFramePayload())) {
                 throwIfFailed();
                 throw new StreamClosedException("stream " + id + " was reset");
             }
