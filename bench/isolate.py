@@ -18,7 +18,8 @@ the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per
 ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
 a subset, e.g. broker alone under a profiler; the targets need all three), ISOLATE_BROKER_B_CP=<classpath> (a
 second broker, "broker-b", on that classpath in front of the common one, with its own lean router: two builds
-A/B'd in one invocation, run by run; bench/ab.sh sets it up).
+A/B'd in one invocation, run by run; bench/ab.sh sets it up), ISOLATE_ROUTER_OPTS (JVM options of the lean
+routers, e.g. -Dbench.leanMaxFrame=65536 to announce a larger SETTINGS_MAX_FRAME_SIZE).
 """
 import gc
 import multiprocessing as mp
@@ -161,7 +162,7 @@ class Side:
         self.name = name
         java = rig.java
         self.router = LineProc(["taskset", "-c", PEER_CORE, java, "-Xmx512m", "-XX:+UseParallelGC",
-                                "-cp", rig.classpath,
+                                *os.environ.get("ISOLATE_ROUTER_OPTS", "").split(), "-cp", rig.classpath,
                                 "io.continuum.broker.bench.LeanRouter", rig.work],
                                os.path.join(rig.work, f"router-{name}.log"))
         url = self.router.read_until("url ").split()[1]
