@@ -53,8 +53,6 @@ final class HelidonBusConnection implements BusConnection {
 
     private volatile Http2ClientConnection h2;
     private volatile BusSocketConnection socketConnection;
-    /** The peer's SETTINGS_MAX_FRAME_SIZE: outbound DATA frames are at most this long. */
-    private volatile int peerMaxFramePayload = Http2Frames.MAX_FRAME_PAYLOAD;
 
     HelidonBusConnection(BusEndpoint endpoint, TransportSettings settings, TlsDialer.Dialed dialed,
                          Http2ClientImpl client) throws IOException {
@@ -244,9 +242,6 @@ final class HelidonBusConnection implements BusConnection {
         return writer;
     }
 
-    int peerMaxFramePayload() {
-        return peerMaxFramePayload;
-    }
 
     TransportSettings settings() {
         return settings;
@@ -292,9 +287,6 @@ final class HelidonBusConnection implements BusConnection {
         firstSettings.countDown();
     }
 
-    void peerMaxFramePayload(int value) {
-        peerMaxFramePayload = value;
-    }
 
     /** Lock held: the stream reached a terminal state with nothing left to write for it. */
     void streamFinishedLocked(HelidonBusStream stream) {

@@ -534,7 +534,7 @@ final class HelidonBusStream implements BusStream {
     private void writeData(byte[] payload, int offset, int length) throws TransportException {
         try {
             if (!connection.writer().writeDataUnless(() -> resetSent, id, payload, offset, length,
-                    connection.peerMaxFramePayload())) {
+                    Http2Frames.MAX_FRAME_PAYLOAD)) {
                 throwIfFailed();
                 throw new StreamClosedException("stream " + id + " was reset");
             }

@@ -19,12 +19,10 @@ final class Http2Frames {
     static final int SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
     static final int SETTINGS_MAX_FRAME_SIZE = 0x5;
     /**
-     * The frame payload every peer accepts (SETTINGS_MAX_FRAME_SIZE's initial value): what this side receives, and
-     * what it sends until the peer allows more.
+     * The frame payload every peer accepts (SETTINGS_MAX_FRAME_SIZE's initial value). Larger DATA frames, up to what
+     * the peer announces, were measured to change nothing (TLS records stay 16 KiB; 9 bytes saved per 16 KiB).
      */
     static final int MAX_FRAME_PAYLOAD = 16_384;
-    /** The largest SETTINGS_MAX_FRAME_SIZE a peer may announce (RFC 9113 section 6.5.2). */
-    static final int LARGEST_MAX_FRAME_PAYLOAD = (1 << 24) - 1;
 
     private Http2Frames() {
     }

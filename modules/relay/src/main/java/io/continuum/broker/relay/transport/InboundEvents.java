@@ -21,11 +21,6 @@ final class InboundEvents implements InboundFrameSniffer.Listener {
             for (long[] setting : values) {
                 if (setting[0] == Http2Frames.SETTINGS_MAX_CONCURRENT_STREAMS) {
                     connection.slots().limit(setting[1]);
-                } else if (setting[0] == Http2Frames.SETTINGS_MAX_FRAME_SIZE) {
-                    if (setting[1] >= Http2Frames.MAX_FRAME_PAYLOAD
-                            && setting[1] <= Http2Frames.LARGEST_MAX_FRAME_PAYLOAD) {
-                        connection.peerMaxFramePayload((int) setting[1]); // an invalid value is Helidon's to refuse
-                    }
                 } else if (setting[0] == Http2Frames.SETTINGS_INITIAL_WINDOW_SIZE) {
                     long delta = connection.windowsLocked().peerInitialWindow(setting[1]);
                     for (HelidonBusStream stream : connection.streamsLocked().all()) {
