@@ -260,7 +260,7 @@ final class HelidonBusConnection implements BusConnection {
         windows.consumeSendWindow(n);
     }
 
-    /** Lock held: credit connection window bytes released or never to be released; returns an increment to send, or 0. */
+    /** Lock held: credits bytes released or never to be released; returns an increment to send now, or 0. */
     int creditConnectionLocked(long bytes) {
         return windows.credit(bytes);
     }

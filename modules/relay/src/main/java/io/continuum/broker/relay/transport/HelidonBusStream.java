@@ -126,7 +126,8 @@ final class HelidonBusStream implements BusStream {
                         if (n > 0) {
                             break;
                         }
-                        changed.await(); // wait for the window without holding other streams back, and without a timeout
+                        // wait for the window without holding other streams back, and without a timeout
+                        changed.await();
                     }
                     connection.consumeSendWindowLocked(n);
                     sendWindow -= n;
@@ -452,7 +453,10 @@ final class HelidonBusStream implements BusStream {
         changed.signalAll();
     }
 
-    /** Fails Helidon's stream buffer so a reader blocked in {@code readOne} returns at once (Helidon wakes it neither on a cancel nor on the connection's death). */
+    /**
+     * Fails Helidon's stream buffer so a reader blocked in {@code readOne} returns at once (Helidon wakes it neither
+     * on a cancel nor on the connection's death).
+     */
     void wakeHelidonReader() {
         try {
             helidon.rstStream(new Http2RstStream(Http2ErrorCode.CANCEL));

@@ -3,8 +3,14 @@ package io.continuum.broker.relay.transport;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import io.helidon.common.buffers.BufferData;
@@ -13,12 +19,13 @@ import io.helidon.common.buffers.DataWriter;
 /**
  * The only way bytes reach the socket. Helidon's connection writer hands it one complete frame per
  * {@code writeNow} (pinned by a test); the transport's own frames (DATA, WINDOW_UPDATE, PING) go through
- * {@link #writeOwnFrame}. One lock serialises both, so frames never interleave, and a header block split into
- * HEADERS + CONTINUATION keeps the lock until END_HEADERS.
+ * {@link #writeOwnFrame}, DATA through {@link #writeDataUnless}, which gathers the DATA of every stream ready at
+ * once into one socket write. One lock serialises all of it, so frames never interleave, and a header block split
+ * into HEADERS + CONTINUATION keeps the lock until END_HEADERS.
  *
- * <p>Helidon's own WINDOW_UPDATE frames are dropped (Helidon drops those of older streams while a newer one is open, and it
- * would replenish on read rather than when the application has written the bytes onward): the transport sends
- * its own from {@link BusStream#release(int)}.
+ * <p>Helidon's own WINDOW_UPDATE frames are dropped (Helidon drops those of older streams while a newer one is
+ * open, and it would replenish on read rather than when the application has written the bytes onward): the
+ * transport sends its own from {@link BusStream#release(int)}.
  */
 final class SerializedFrameWriter implements DataWriter {
     /**
@@ -33,10 +40,9 @@ final class SerializedFrameWriter implements DataWriter {
     private final AtomicLong helidonFrames = new AtomicLong();
     private final AtomicLong dataWrites = new AtomicLong();
     /** DATA of streams waiting for the lock, in arrival order (see {@link #writeDataUnless}). */
-    private final java.util.concurrent.ConcurrentLinkedQueue<PendingData> pending =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final Queue<PendingData> pending = new ConcurrentLinkedQueue<>();
     /** Guarded by lock: the entries of the socket write being assembled. */
-    private final java.util.ArrayList<PendingData> gathered = new java.util.ArrayList<>();
+    private final List<PendingData> gathered = new ArrayList<>();
     private volatile boolean dead;
     private boolean prefaceSeen;
     private boolean inHeaderBlock;
@@ -119,7 +125,7 @@ final class SerializedFrameWriter implements DataWriter {
      *
      * @return false if skipped
      */
-    boolean writeOwnFrameUnless(java.util.function.BooleanSupplier skip, byte[] header, byte[] payload, int offset,
+    boolean writeOwnFrameUnless(BooleanSupplier skip, byte[] header, byte[] payload, int offset,
                                 int length) {
         lock.lock();
         try {
@@ -155,7 +161,7 @@ final class SerializedFrameWriter implements DataWriter {
      * @return false if skipped
      * @throws UncheckedIOException when the socket write that carried these frames failed
      */
-    boolean writeDataUnless(java.util.function.BooleanSupplier skip, int streamId, byte[] payload, int offset,
+    boolean writeDataUnless(BooleanSupplier skip, int streamId, byte[] payload, int offset,
                             int length, int maxFramePayload) {
         PendingData mine = new PendingData(skip, streamId, payload, offset, length, maxFramePayload);
         pending.add(mine);
@@ -218,7 +224,7 @@ final class SerializedFrameWriter implements DataWriter {
 
     /** One stream's DATA waiting for the writer lock. Fields after construction are guarded by the lock. */
     private static final class PendingData {
-        final java.util.function.BooleanSupplier skip;
+        final BooleanSupplier skip;
         final int streamId;
         final byte[] payload;
         final int offset;
@@ -228,7 +234,7 @@ final class SerializedFrameWriter implements DataWriter {
         boolean written;
         UncheckedIOException failure;
 
-        PendingData(java.util.function.BooleanSupplier skip, int streamId, byte[] payload, int offset, int length,
+        PendingData(BooleanSupplier skip, int streamId, byte[] payload, int offset, int length,
                     int maxFramePayload) {
             this.skip = skip;
             this.streamId = streamId;
@@ -314,7 +320,7 @@ final class SerializedFrameWriter implements DataWriter {
     private byte[] scratch(int size) {
         if (scratch.length < size) {
             // keeps what is assembled so far: a gathered write grows the buffer between two streams' frames
-            scratch = java.util.Arrays.copyOf(scratch, Math.max(size, scratch.length * 2));
+            scratch = Arrays.copyOf(scratch, Math.max(size, scratch.length * 2));
         }
         return scratch;
     }
