@@ -16,7 +16,10 @@ ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10),
 ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of its measured runs, after
 the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
 ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
-a subset, e.g. broker alone under a profiler; the targets need all three).
+a subset, e.g. broker alone under a profiler; the targets need all three), ISOLATE_BROKER_B_CP=<classpath> (a
+second broker, "broker-b", on that classpath in front of the common one, with its own lean router: two builds
+A/B'd in one invocation, run by run; bench/ab.sh sets it up), ISOLATE_ROUTER_OPTS (JVM options of the lean
+routers, e.g. -Dbench.leanMaxFrame=65536 to announce a larger SETTINGS_MAX_FRAME_SIZE).
 """
 import gc
 import multiprocessing as mp
@@ -152,44 +155,24 @@ class Stunnel:
             f.close()
 
 
-class Rig:
-    """The lean router and the broker, started once; a path per measurement."""
+class Side:
+    """One lean router and the broker connected to it (each router speaks for one broker session)."""
 
-    def __init__(self, classpath):
-        self.work = tempfile.mkdtemp(prefix="ceb-isolate-")
-        self.classpath = classpath
-        self.java = java = os.path.join(os.environ.get("JAVA_HOME", "/usr"), "bin", "java")
+    def __init__(self, rig, name, classpath):
+        self.name = name
+        java = rig.java
         self.router = LineProc(["taskset", "-c", PEER_CORE, java, "-Xmx512m", "-XX:+UseParallelGC",
-                                "-cp", classpath,
-                                "io.continuum.broker.bench.LeanRouter", self.work],
-                               os.path.join(self.work, "router.log"))
+                                *os.environ.get("ISOLATE_ROUTER_OPTS", "").split(), "-cp", rig.classpath,
+                                "io.continuum.broker.bench.LeanRouter", rig.work],
+                               os.path.join(rig.work, f"router-{name}.log"))
         url = self.router.read_until("url ").split()[1]
         opts = os.environ.get("ISOLATE_BROKER_OPTS", "").split()
         self.broker = LineProc(["taskset", "-c", BROKER_CORE, java, "-Xmx512m", "-XX:+UseG1GC", *opts,
                                 "-cp", classpath, "io.continuum.broker.bench.BrokerChild",
-                                url, os.path.join(self.work, "ca.pem"), CREDENTIAL],
-                               os.path.join(self.work, "broker.log"))
+                                url, os.path.join(rig.work, "ca.pem"), CREDENTIAL],
+                               os.path.join(rig.work, f"{name}.log"))
         self.broker.read_until("started")
-        log(f"router pid {self.router.pid}, broker pid {self.broker.pid}, work {self.work}")
-
-    def open(self, path, pub_port):
-        """Returns (SUB endpoint port, {name: pid} whose CPU is measured, close function)."""
-        if path == "direct":
-            return pub_port, {}, lambda: None
-        if path == "stunnel":
-            st = Stunnel(self.work, pub_port)
-            return st.port, {"stunnel client": st.client.pid, "stunnel server": st.server.pid}, st.close
-        port = int(self.router.ask(f"bridge {pub_port}").split()[2])
-        return port, {"broker": self.broker.pid, "router": self.router.pid}, lambda: None
-
-    def profile(self, command):
-        """Starts or stops async-profiler in the broker through the attach API (the agent takes commands)."""
-        lib = os.environ.get("ISOLATE_PROFILE")
-        if lib:
-            jcmd = os.path.join(os.path.dirname(self.java), "jcmd")
-            # quoted: jcmd's parser would otherwise read "start,event=cpu" as a key=value argument of its own
-            subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, f'"{command}"'],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+        log(f"{name}: router pid {self.router.pid}, broker pid {self.broker.pid}, classpath {classpath[:80]}...")
 
     def heap(self):
         _, used, peak = self.broker.ask("heap").split()
@@ -202,6 +185,51 @@ class Rig:
     def close(self):
         self.broker.stop()
         self.router.stop()
+
+
+class Rig:
+    """The lean router and the broker, started once; a path per measurement. With ISOLATE_BROKER_B_CP a second
+    broker ("broker-b", that classpath in front of the common one: e.g. another build's relay classes) with its own
+    lean router, so two builds are A/B'd in one invocation, interleaved run by run."""
+
+    def __init__(self, classpath, paths):
+        self.work = tempfile.mkdtemp(prefix="ceb-isolate-")
+        self.classpath = classpath
+        self.java = os.path.join(os.environ.get("JAVA_HOME", "/usr"), "bin", "java")
+        self.sides = {}
+        try:
+            self.sides["broker"] = Side(self, "broker", classpath)
+            if "broker-b" in paths:
+                self.sides["broker-b"] = Side(self, "broker-b",
+                                              os.environ["ISOLATE_BROKER_B_CP"] + ":" + classpath)
+        except BaseException:
+            self.close()
+            raise
+        self.broker = self.sides["broker"].broker
+
+    def open(self, path, pub_port):
+        """Returns (SUB endpoint port, {name: pid} whose CPU is measured, close function)."""
+        if path == "direct":
+            return pub_port, {}, lambda: None
+        if path == "stunnel":
+            st = Stunnel(self.work, pub_port)
+            return st.port, {"stunnel client": st.client.pid, "stunnel server": st.server.pid}, st.close
+        side = self.sides[path]
+        port = int(side.router.ask(f"bridge {pub_port}").split()[2])
+        return port, {"broker": side.broker.pid, "router": side.router.pid}, lambda: None
+
+    def profile(self, command):
+        """Starts or stops async-profiler in the broker through the attach API (the agent takes commands)."""
+        lib = os.environ.get("ISOLATE_PROFILE")
+        if lib:
+            jcmd = os.path.join(os.path.dirname(self.java), "jcmd")
+            # quoted: jcmd's parser would otherwise read "start,event=cpu" as a key=value argument of its own
+            subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, f'"{command}"'],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+
+    def close(self):
+        for side in self.sides.values():
+            side.close()
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -449,25 +477,26 @@ def throughput(rig, path, size, count):
 # ------------------------------------------------------------------------------------------------------------
 # the Dynamo-shaped load: many publishers on one session, KV-event-sized messages, bursts, verified
 
-def dynamo(rig, seed):
+def dynamo(rig, seed, name="broker"):
     """DynamoPeers (JeroMQ, core 1) drives the load through the broker; the broker's CPU over its schedule."""
-    closed0 = rig.router_stats()
-    rig.broker.ask("peak-reset")
-    heap_before = rig.heap()[0]
+    side = rig.sides[name]
+    closed0 = side.router_stats()
+    side.broker.ask("peak-reset")
+    heap_before = side.heap()[0]
     peers = LineProc(["taskset", "-c", PEER_CORE, rig.java, "-Xmx2g", "-XX:+UseParallelGC", "-cp", rig.classpath,
                       "io.continuum.broker.bench.DynamoPeers", str(seed), str(DYN["publishers"]),
                       str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])],
                      os.path.join(rig.work, "dynamo.log"))
     try:
         ports = peers.read_until("ports ").split()[1:]
-        bridged = [rig.router.ask(f"bridge {p}").split()[2] for p in ports]
+        bridged = [side.router.ask(f"bridge {p}").split()[2] for p in ports]
         peers.p.stdin.write("subs " + " ".join(bridged) + "\n")
         peers.p.stdin.flush()
         if peers.readline(90) != "start":
             raise RuntimeError("the Dynamo peers did not start (join timed out?)")
-        c0 = cpus({"broker": rig.broker.pid, "router": rig.router.pid})
+        c0 = cpus({"broker": side.broker.pid, "router": side.router.pid})
         done = peers.readline(DYN["seconds"] + 150).split()
-        c1 = cpus({"broker": rig.broker.pid, "router": rig.router.pid})
+        c1 = cpus({"broker": side.broker.pid, "router": side.router.pid})
     finally:
         try:
             peers.p.wait(30)
@@ -475,8 +504,8 @@ def dynamo(rig, seed):
             peers.p.kill()
             peers.p.wait(10)
         peers.err.close()
-    used_after, peak = rig.heap()
-    closed1 = rig.router_stats()
+    used_after, peak = side.heap()
+    closed1 = side.router_stats()
     if len(done) != 8 or done[0] != "done":
         return {"error": f"the peers did not finish: {done}"}
     sent, ok, bad, nbytes = (int(x) for x in done[1:5])
@@ -516,7 +545,9 @@ def main():
     paths = os.environ.get("ISOLATE_PATHS", "direct,stunnel,broker").split(",")
     t_start = time.monotonic()
     loads = [loadavg()]
-    rig = Rig(classpath)
+    if os.environ.get("ISOLATE_BROKER_B_CP") and "broker-b" not in paths:
+        paths.append("broker-b")
+    rig = Rig(classpath, paths)
     lat = {p: [] for p in paths}
     thr = {(s, p): [] for s, _ in sizes for p in paths}
     dyn = []
@@ -540,15 +571,16 @@ def main():
                     profiled(rig, p, "stop,file=" + os.path.abspath(f"modules/bench/target/profile-throughput-{size}.collapsed"))
                     thr[(size, p)].append(res)
                     log(f"run {r} throughput {size} {p}: {res} (load {loadavg()})")
-            if "dynamo" in workloads:
-                profiled(rig, "broker", "start,event=cpu,interval=1ms")
+            for name in rig.sides if "dynamo" in workloads else ():
+                profiled(rig, name, "start,event=cpu,interval=1ms")
                 try:
-                    res = dynamo(rig, seed + r)
+                    res = dynamo(rig, seed + r, name)
                 except RuntimeError as e:
                     res = {"error": str(e)}
-                profiled(rig, "broker", "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
+                profiled(rig, name, "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
+                res["side"] = name
                 dyn.append(res)
-                log(f"run {r} dynamo: {res} (load {loadavg()})")
+                log(f"run {r} dynamo {name}: {res} (load {loadavg()})")
             loads.append(loadavg())
     finally:
         rig.close()
@@ -563,7 +595,8 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
              f"{zmq.zmq_version()}), lean router and stunnel server on core 1.\n")
 
     nan = float("nan")
-    lm = {p: {k: nan for k in ("p50", "p99", "p999")} for p in ("direct", "stunnel", "broker")}
+    lm = {p: {k: nan for k in ("p50", "p99", "p999")} for p in ("direct", "stunnel", "broker", "broker-b")}
+    mains = {"broker": "broker", "broker-b": "broker", "stunnel": "stunnel client"}
     per_msg, per_mib = {}, {}
     if all(lat.values()):
         # latency
@@ -574,9 +607,10 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
         lm.update({p: {k: med([r.get(k) for r in rs]) for k in ("p50", "p99", "p999", "max")} for p, rs in lat.items()})
         for p, rs in lat.items():
             lost = sum(r["lost"] for r in rs)
-            main_name = {"broker": "broker", "stunnel": "stunnel client"}.get(p)
+            main_name = mains.get(p)
             cells = []
-            for name in (main_name, "stunnel server" if p == "stunnel" else None, "router" if p == "broker" else None):
+            for name in (main_name, "stunnel server" if p == "stunnel" else None,
+                         "router" if p.startswith("broker") else None):
                 if name is None:
                     cells.append("")
                     continue
@@ -594,13 +628,13 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
                  "| per message (µs) | stunnel server per MiB | lean router per MiB | broker or client cores |")
         o.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for size, _ in sizes:
-            for p in ("direct", "stunnel", "broker"):
+            for p in ("direct", "stunnel", "broker", "broker-b"):
                 rs = thr.get((size, p))
                 if not rs:
                     continue
                 mbs = med([r.get("MiB/s") for r in rs])
                 bad = sum(r["lost"] + r["bad"] for r in rs)
-                main_name = {"broker": "broker", "stunnel": "stunnel client"}.get(p)
+                main_name = mains.get(p)
                 cells = ["", "", "", "", ""]
                 if main_name:
                     v = med([r["cpu " + main_name] / r["mib"] * 1000 for r in rs if "cpu " + main_name in r])
@@ -610,7 +644,7 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
                     cells[4] = f"{med([r['cpu ' + main_name] / r['secs'] for r in rs if 'secs' in r]):.2f}"
                 if p == "stunnel":
                     cells[2] = f"{med([r['cpu stunnel server'] / r['mib'] * 1000 for r in rs if 'cpu stunnel server' in r]):.2f}"
-                if p == "broker":
+                if p.startswith("broker"):
                     cells[3] = f"{med([r['cpu router'] / r['mib'] * 1000 for r in rs if 'cpu router' in r]):.2f}"
                 o.append(f"| {size // 1024} KiB | {p} | {mbs:.1f} | {bad} | " + " | ".join(cells) + " |")
         o.append("")
@@ -619,15 +653,15 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
         o.append(f"#### Dynamo-shaped load: {DYN['publishers']} publishers on one session, each "
                  f"{DYN['min_rate']}-{DYN['max_rate']} msg/s of 100-2,000 B, bursts, {DYN['seconds']} s, every message "
                  f"verified (seeded)\n")
-        o.append("| run | sent | verified | lost | gaps or corrupt | streams closed / reset | offered msg/s "
+        o.append("| run (broker) | sent | verified | lost | gaps or corrupt | streams closed / reset | offered msg/s "
                  "| MiB | publisher lag (s) | broker CPU (cores) | broker CPU per message (µs) | broker heap after GC "
                  "before / after | broker peak heap |")
         o.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|")
         for i, d in enumerate(dyn):
             if "error" in d:
-                o.append(f"| {i} | {d['error']} |")
+                o.append(f"| {i} ({d.get('side')}) | {d['error']} |")
                 continue
-            o.append(f"| {i} | {d['sent']} | {d['ok']} | {d['lost']} | {d['bad']} | {d['stream_closed']} / "
+            o.append(f"| {i} ({d['side']}) | {d['sent']} | {d['ok']} | {d['lost']} | {d['bad']} | {d['stream_closed']} / "
                      f"{d['resets']} | {d['sent'] / d['seconds']:.0f} | {d['mib']:.1f} | {d['behind']:.2f} "
                      f"| {d['cpu broker'] / d['seconds']:.2f} | {d['cpu broker'] / max(1, d['ok']) * 1e6:.1f} "
                      f"| {d['heap before'] / MIB:.1f} / {d['heap after'] / MIB:.1f} MiB | {d['heap peak'] / MIB:.1f} MiB |")
@@ -650,17 +684,61 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     for k, label in (("p50", "added p50"), ("p99", "added p99")):
         target(f"{label}, 200 B at 10,000 msg/s", lm["broker"][k] - lm["direct"][k],
                lm["stunnel"][k] - lm["direct"][k], 2, "µs")
+    ab = ab_table(lat, thr, sizes, dyn, mains)
+    dyn = [d for d in dyn if d.get("side") == "broker"]
     lossless = dyn and all("error" not in d and d["lost"] == 0 and d["bad"] == 0 and d["stream_closed"] == 0
                            and d["resets"] == 0 for d in dyn)
     o.append(f"| Dynamo-shaped load lossless | {sum(d.get('lost', 0) for d in dyn)} lost, "
              f"{sum(d.get('bad', 0) for d in dyn)} gaps or corrupt, {sum(d.get('stream_closed', 0) for d in dyn)} "
              f"streams cut | | | 0 | {'met' if lossless else 'NOT met'} |")
+    o.extend(ab)
     o.append(f"\nWall time {wall:.0f} s.\n")
     text = "\n".join(o)
     print(text)
     os.makedirs("modules/bench/target", exist_ok=True)
     with open("modules/bench/target/isolated.md", "w") as f:
         f.write(text)
+
+
+def ab_table(lat, thr, sizes, dyn, mains):
+    """With a second broker build ("broker-b", ISOLATE_BROKER_B_CP): each figure of this build ("broker", the common
+    classpath) against it, per run too."""
+    if not any(p == "broker-b" for p in lat) and not any(p == "broker-b" for _, p in thr):
+        return []
+    o = ["\n#### A/B: broker-b (ISOLATE_BROKER_B_CP) against broker (this build), same runs, interleaved\n",
+         "| figure | broker-b median | broker median | broker ÷ broker-b | broker-b per run | broker per run |",
+         "|---|---:|---:|---:|---|---|"]
+
+    def row(name, a, b, fmt="{:.2f}"):
+        a = [v for v in a if v is not None]
+        b = [v for v in b if v is not None]
+        if not a or not b:
+            return
+        ma, mb = statistics.median(a), statistics.median(b)
+        o.append(f"| {name} | {fmt.format(mb)} | {fmt.format(ma)} | {ma / mb if mb else float('nan'):.2f} "
+                 f"| {', '.join(fmt.format(v) for v in b)} | {', '.join(fmt.format(v) for v in a)} |")
+
+    def lat_of(p, key):
+        return [r.get(key) for r in lat.get(p, [])]
+
+    def cpu_msg(rs):
+        return [r["cpu broker"] / r["msgs"] * 1e6 for r in rs if "cpu broker" in r]
+
+    row("200 B: broker CPU per message (µs)", cpu_msg(lat.get("broker", [])), cpu_msg(lat.get("broker-b", [])), "{:.1f}")
+    for k in ("p50", "p99", "p999"):
+        row(f"200 B: {k} (µs, not over direct)", lat_of("broker", k), lat_of("broker-b", k), "{:.0f}")
+    for size, _ in sizes:
+        a, b = thr.get((size, "broker"), []), thr.get((size, "broker-b"), [])
+        row(f"{size // 1024} KiB: broker CPU per MiB (ms)", [r["cpu broker"] / r["mib"] * 1000 for r in a if "cpu broker" in r],
+            [r["cpu broker"] / r["mib"] * 1000 for r in b if "cpu broker" in r])
+        row(f"{size // 1024} KiB: MiB/s", [r.get("MiB/s") for r in a], [r.get("MiB/s") for r in b], "{:.1f}")
+    da = [d for d in dyn if d.get("side") == "broker" and "error" not in d]
+    db = [d for d in dyn if d.get("side") == "broker-b" and "error" not in d]
+    row("Dynamo: broker CPU per verified message (µs)", [d["cpu broker"] / max(1, d["ok"]) * 1e6 for d in da],
+        [d["cpu broker"] / max(1, d["ok"]) * 1e6 for d in db], "{:.1f}")
+    row("Dynamo: lost + gaps", [d["lost"] + d["bad"] for d in da], [d["lost"] + d["bad"] for d in db], "{:.0f}")
+    row("Dynamo: streams cut", [d["stream_closed"] for d in da], [d["stream_closed"] for d in db], "{:.0f}")
+    return o
 
 
 _d = [int(x) for x in os.environ.get("ISOLATE_DYNAMO", "256,100,1000,10").split(",")]

@@ -4,25 +4,16 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.event.Severity;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.HeaderValues;
-import io.helidon.http.Method;
-import io.helidon.http.WritableHeaders;
 import io.helidon.http.http2.Http2Headers;
-import io.helidon.http.http2.Http2Settings;
 import io.helidon.webclient.http2.Http2ClientConnection;
 import io.helidon.webclient.http2.Http2ClientImpl;
 
@@ -33,13 +24,15 @@ import io.helidon.webclient.http2.Http2ClientImpl;
  * outbound flow control and DATA frames, inbound window replenishment, stream slots, death detection and
  * keepalive.
  *
- * <p>Locking: {@link #lock} guards every stream's state and both directions' window accounting; it is never
- * held while writing to the socket. The frame writer's lock is taken only for single frame writes.
+ * <p>Its parts: {@link ConnectionWindows} (connection-level flow control both ways), {@link StreamTable} (live
+ * streams), {@link StreamSlots}, {@link Keepalive}, {@link InboundEvents} (what the sniffer reports, applied) and
+ * the {@link SerializedFrameWriter}.
+ *
+ * <p>Locking: {@link #lock} guards every stream's state, the stream table and both directions' window accounting;
+ * it is never held while writing to the socket. The frame writer's lock is taken only for frame writes.
  */
 final class HelidonBusConnection implements BusConnection {
     private static final EventLog LOG = EventLog.of(HelidonBusConnection.class);
-    private static final int MAX_PENDING_EVENTS = 64;
-
     final ReentrantLock lock = new ReentrantLock();
     private final BusEndpoint endpoint;
     private final TransportSettings settings;
@@ -47,35 +40,27 @@ final class HelidonBusConnection implements BusConnection {
     private final Http2ClientImpl client;
     private final SerializedFrameWriter writer;
     private final StreamSlots slots;
-    private final Map<Integer, HelidonBusStream> streams = new HashMap<>();
-    private final Map<Integer, List<Consumer<HelidonBusStream>>> pendingEvents = new HashMap<>();
+    private final StreamTable streams = new StreamTable();
+    private final ConnectionWindows windows;
+    private final Keepalive keepalive;
     private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
     private final ReentrantLock openLock = new ReentrantLock();
-    private final Condition keepaliveWake = lock.newCondition();
     private final CountDownLatch firstSettings = new CountDownLatch(1);
     private final AtomicBoolean closingLocally = new AtomicBoolean();
     private final String authority;
 
-    // guarded by lock
-    private long sendWindow = TransportSettings.STREAM_RECEIVE_WINDOW; // peer's connection window for our DATA
-    private long peerInitialWindow = TransportSettings.STREAM_RECEIVE_WINDOW;
-    private long received;          // DATA payload bytes received on the connection
-    private long granted;           // connection window granted to the peer in total
-    private long pendingConnectionCredit;
-    private int highestRegistered;
-    private final java.util.Set<Long> outstandingPings = new java.util.HashSet<>();
-    private long pingSequence;
-    private ConnectionLostException failure;
+    private ConnectionLostException failure; // guarded by lock
 
     private volatile Http2ClientConnection h2;
     private volatile BusSocketConnection socketConnection;
-    private volatile Thread keepalive;
 
     HelidonBusConnection(BusEndpoint endpoint, TransportSettings settings, TlsDialer.Dialed dialed,
                          Http2ClientImpl client) throws IOException {
         this.endpoint = endpoint;
         this.settings = settings;
         this.slots = new StreamSlots(settings.localStreamLimit());
+        this.windows = new ConnectionWindows(settings);
+        this.keepalive = new Keepalive(this, settings);
         this.dialed = dialed;
         this.client = client;
         this.writer = new SerializedFrameWriter(dialed.tls().getOutputStream(),
@@ -89,7 +74,7 @@ final class HelidonBusConnection implements BusConnection {
      * socket), opens the connection receive window and starts the keepalive.
      */
     void start() throws IOException, BusConnectException {
-        InboundFrameSniffer sniffer = new InboundFrameSniffer(new Events());
+        InboundFrameSniffer sniffer = new InboundFrameSniffer(new InboundEvents(this));
         socketConnection = new BusSocketConnection(dialed, dialed.tls().getInputStream(), sniffer,
                 writer,
                 cause -> fail(ConnectionLostException.Reason.SOCKET,
@@ -109,18 +94,18 @@ final class HelidonBusConnection implements BusConnection {
         long increment = (long) settings.connectionReceiveWindow() - TransportSettings.STREAM_RECEIVE_WINDOW;
         lock.lock();
         try {
-            granted = settings.connectionReceiveWindow();
+            windows.opened();
         } finally {
             lock.unlock();
         }
         if (increment > 0) {
             try {
-                writer.writeOwnFrame(Frames.windowUpdate(0, (int) increment));
+                writer.writeOwnFrame(Http2Frames.windowUpdate(0, (int) increment));
             } catch (UncheckedIOException e) {
                 throw new BusConnectException(BusConnectException.Kind.HTTP2, "connection window update failed", e);
             }
         }
-        keepalive = Thread.ofVirtual().name("bus-keepalive-" + socketConnection.channelId()).start(this::keepaliveLoop);
+        keepalive.start("bus-keepalive-" + socketConnection.channelId());
     }
 
     @Override
@@ -131,7 +116,7 @@ final class HelidonBusConnection implements BusConnection {
         long granted = System.nanoTime();
         boolean registered = false;
         try {
-            Http2Headers headers = headers(request);
+            Http2Headers headers = HelidonHeaders.request(request, authority, endpoint.userAgent());
             openLock.lock();
             try {
                 throwIfFailed();
@@ -207,40 +192,7 @@ final class HelidonBusConnection implements BusConnection {
      * @return whether the ACK arrived in time
      */
     boolean ping(Duration timeout) throws InterruptedException {
-        long id;
-        lock.lock();
-        try {
-            if (failure != null) {
-                return false;
-            }
-            id = ++pingSequence;
-            outstandingPings.add(id);
-        } finally {
-            lock.unlock();
-        }
-        long pingId = id;
-        // written by a short-lived thread: a socket write blocked by a dead peer must not stop the deadline below
-        Thread.ofVirtual().name("bus-ping").start(() -> {
-            try {
-                writer.writeOwnFrame(Frames.ping(pingId, false));
-            } catch (UncheckedIOException e) {
-                // the connection is failing already
-            }
-        });
-        long nanos = timeout.toNanos();
-        lock.lock();
-        try {
-            while (outstandingPings.contains(pingId) && failure == null) {
-                if (nanos <= 0) {
-                    outstandingPings.remove(pingId);
-                    return false;
-                }
-                nanos = keepaliveWake.awaitNanos(nanos);
-            }
-            return failure == null;
-        } finally {
-            lock.unlock();
-        }
+        return keepalive.ping(timeout);
     }
 
     /** @return stream slots in use (for tests and metrics) */
@@ -255,7 +207,7 @@ final class HelidonBusConnection implements BusConnection {
     long connectionBytesUncredited() {
         lock.lock();
         try {
-            return received - (granted - settings.connectionReceiveWindow()) - pendingConnectionCredit;
+            return windows.uncredited();
         } finally {
             lock.unlock();
         }
@@ -290,6 +242,7 @@ final class HelidonBusConnection implements BusConnection {
         return writer;
     }
 
+
     TransportSettings settings() {
         return settings;
     }
@@ -299,29 +252,45 @@ final class HelidonBusConnection implements BusConnection {
 
     /** Lock held. @return the peer's connection send window */
     long sendWindowLocked() {
-        return sendWindow;
+        return windows.sendWindow();
     }
 
     /** Lock held. */
     void consumeSendWindowLocked(int n) {
-        sendWindow -= n;
+        windows.consumeSendWindow(n);
     }
 
-    /** Lock held: credit connection window bytes that no stream will release; returns an increment to send, or 0. */
+    /** Lock held: credits bytes released or never to be released; returns an increment to send now, or 0. */
     int creditConnectionLocked(long bytes) {
-        pendingConnectionCredit += bytes;
-        if (pendingConnectionCredit >= settings.connectionWindowUpdateThreshold()) {
-            int increment = (int) Math.min(Integer.MAX_VALUE, pendingConnectionCredit);
-            pendingConnectionCredit -= increment;
-            granted += increment;
-            return increment;
-        }
-        return 0;
+        return windows.credit(bytes);
     }
+
+    /** Lock held. */
+    ConnectionWindows windowsLocked() {
+        return windows;
+    }
+
+    /** Lock held. */
+    StreamTable streamsLocked() {
+        return streams;
+    }
+
+    StreamSlots slots() {
+        return slots;
+    }
+
+    Keepalive keepalive() {
+        return keepalive;
+    }
+
+    void settingsArrived() {
+        firstSettings.countDown();
+    }
+
 
     /** Lock held: the stream reached a terminal state with nothing left to write for it. */
     void streamFinishedLocked(HelidonBusStream stream) {
-        streams.remove(stream.idInt());
+        streams.remove(stream);
         slots.release();
     }
 
@@ -330,7 +299,7 @@ final class HelidonBusConnection implements BusConnection {
      * written; the caller calls {@link #releaseSlot()} once it is on the wire.
      */
     void streamForgottenLocked(HelidonBusStream stream) {
-        streams.remove(stream.idInt());
+        streams.remove(stream);
     }
 
     /**
@@ -351,7 +320,7 @@ final class HelidonBusConnection implements BusConnection {
             return;
         }
         try {
-            writer.writeOwnFrame(Frames.windowUpdate(streamId, increment));
+            writer.writeOwnFrame(Http2Frames.windowUpdate(streamId, increment));
         } catch (UncheckedIOException e) {
             // connection failure is reported through fail()
         }
@@ -359,44 +328,16 @@ final class HelidonBusConnection implements BusConnection {
 
     // ---------------------------------------------------------------------------------------------------------
 
-    private Http2Headers headers(StreamRequest request) {
-        WritableHeaders<?> headers = WritableHeaders.create();
-        for (Header header : request.headers()) {
-            if (header.sensitive()) {
-                // pitfall 4: changing=true with sensitive=true is the combination encoded never-indexed correctly
-                headers.add(HeaderValues.create(HeaderNames.create(header.name()), true, true, header.value()));
-            } else {
-                headers.add(HeaderValues.create(HeaderNames.create(header.name()), header.value()));
-            }
-        }
-        if (!headers.contains(HeaderNames.USER_AGENT)) {
-            headers.add(HeaderValues.create(HeaderNames.USER_AGENT, endpoint.userAgent()));
-        }
-        return Http2Headers.create(headers)
-                .method(Method.create(request.method()))
-                .path(request.path())
-                .scheme("https")
-                .authority(authority);
-    }
-
     private HelidonBusStream register(BusClientStream helidonStream, long slotGrantedNanos) {
-        int id = helidonStream.streamId();
-        List<Consumer<HelidonBusStream>> early;
-        HelidonBusStream stream;
         lock.lock();
         try {
-            stream = new HelidonBusStream(this, helidonStream, id, peerInitialWindow, slotGrantedNanos);
-            streams.put(id, stream);
-            highestRegistered = Math.max(highestRegistered, id);
-            early = pendingEvents.remove(id);
-            pendingEvents.keySet().removeIf(k -> k <= highestRegistered);
-            if (early != null) {
-                early.forEach(e -> e.accept(stream));
-            }
+            HelidonBusStream stream = new HelidonBusStream(this, helidonStream, helidonStream.streamId(),
+                    windows.peerInitialWindow(), slotGrantedNanos);
+            streams.register(stream);
+            return stream;
         } finally {
             lock.unlock();
         }
-        return stream;
     }
 
     private void throwIfFailed() throws ConnectionLostException {
@@ -435,10 +376,7 @@ final class HelidonBusConnection implements BusConnection {
                 return;
             }
             failure = exception;
-            open = new ArrayList<>(streams.values());
-            streams.clear();
-            pendingEvents.clear();
-            keepaliveWake.signalAll();
+            open = streams.clear();
             for (HelidonBusStream stream : open) {
                 stream.connectionLostLocked(exception);
             }
@@ -461,10 +399,7 @@ final class HelidonBusConnection implements BusConnection {
                 LOG.trace("helidon_close_after_failure_failed").cause(e).log();
             }
         }
-        Thread k = keepalive;
-        if (k != null && k != Thread.currentThread()) {
-            k.interrupt();
-        }
+        keepalive.stop();
         firstSettings.countDown();
         for (Consumer<TransportException> listener : closeListeners) {
             try {
@@ -476,166 +411,5 @@ final class HelidonBusConnection implements BusConnection {
         closeListeners.clear();
         LOG.at(reason == ConnectionLostException.Reason.CLOSED_LOCALLY ? Severity.DEBUG : Severity.INFO, "bus_connection_ended")
                 .field("reason", reason.name().toLowerCase(java.util.Locale.ROOT)).field("detail", message).cause(cause).log();
-    }
-
-    private void keepaliveLoop() {
-        try {
-            while (true) {
-                lock.lock();
-                try {
-                    long nanos = settings.keepaliveInterval().toNanos();
-                    while (failure == null && nanos > 0) {
-                        nanos = keepaliveWake.awaitNanos(nanos);
-                    }
-                    if (failure != null) {
-                        return;
-                    }
-                } finally {
-                    lock.unlock();
-                }
-                if (!ping(settings.keepaliveTimeout())) {
-                    fail(ConnectionLostException.Reason.KEEPALIVE_TIMEOUT,
-                            "no PING acknowledgement within " + settings.keepaliveTimeout().toMillis() + " ms", null);
-                    return;
-                }
-            }
-        } catch (InterruptedException e) {
-            // closing
-        }
-    }
-
-    /** Inbound frame events, on the connection's reader thread, before Helidon processes the same frames. */
-    private final class Events implements InboundFrameSniffer.Listener {
-        @Override
-        public void settings(List<long[]> values) {
-            lock.lock();
-            try {
-                for (long[] setting : values) {
-                    if (setting[0] == Frames.SETTINGS_MAX_CONCURRENT_STREAMS) {
-                        slots.limit(setting[1]);
-                    } else if (setting[0] == Frames.SETTINGS_INITIAL_WINDOW_SIZE) {
-                        long delta = setting[1] - peerInitialWindow;
-                        peerInitialWindow = setting[1];
-                        for (HelidonBusStream stream : streams.values()) {
-                            stream.adjustSendWindowLocked(delta);
-                        }
-                    }
-                }
-            } finally {
-                lock.unlock();
-            }
-            firstSettings.countDown();
-        }
-
-        @Override
-        public void windowUpdate(int streamId, int increment) {
-            lock.lock();
-            try {
-                if (streamId == 0) {
-                    sendWindow += increment;
-                    for (HelidonBusStream stream : streams.values()) {
-                        stream.signalLocked();
-                    }
-                } else {
-                    onStream(streamId, s -> s.adjustSendWindowLocked(increment));
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public void pingAck(long opaque) {
-            lock.lock();
-            try {
-                if (outstandingPings.remove(opaque)) {
-                    keepaliveWake.signalAll();
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public void goAway(int lastStreamId, long errorCode) {
-            fail(ConnectionLostException.Reason.GOAWAY,
-                    "peer sent GOAWAY " + Http2ErrorCodes.name(errorCode) + " (last stream " + lastStreamId + ")", null);
-        }
-
-        @Override
-        public void rstStream(int streamId, long errorCode) {
-            List<HelidonBusStream> reset = new ArrayList<>(1);
-            lock.lock();
-            try {
-                onStream(streamId, s -> {
-                    if (s.resetByPeerLocked(errorCode)) {
-                        reset.add(s);
-                    }
-                });
-            } finally {
-                lock.unlock();
-            }
-            reset.forEach(HelidonBusStream::wakeHelidonReader);
-        }
-
-        @Override
-        public void data(int streamId, int length, boolean endStream) {
-            int connectionIncrement = 0;
-            boolean violation = false;
-            lock.lock();
-            try {
-                received += length;
-                violation = received > granted;
-                HelidonBusStream stream = streams.get(streamId);
-                if (stream != null) {
-                    violation |= !stream.receivedLocked(length, endStream);
-                } else if (streamId > highestRegistered) {
-                    onStream(streamId, s -> s.receivedLocked(length, endStream));
-                } else {
-                    // a stream that is already gone: nobody will release these bytes
-                    connectionIncrement = creditConnectionLocked(length);
-                }
-            } finally {
-                lock.unlock();
-            }
-            if (violation) {
-                fail(ConnectionLostException.Reason.PROTOCOL, "peer exceeded the receive window", null);
-                return;
-            }
-            sendWindowUpdate(0, connectionIncrement);
-        }
-
-        @Override
-        public void headers(int streamId, boolean endStream) {
-            lock.lock();
-            try {
-                onStream(streamId, s -> s.headersLocked(endStream));
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        /** Lock held: apply now, or later if the stream's HEADERS are being written right now. */
-        private void onStream(int streamId, Consumer<HelidonBusStream> event) {
-            HelidonBusStream stream = streams.get(streamId);
-            if (stream != null) {
-                event.accept(stream);
-            } else if (streamId > highestRegistered && (streamId & 1) == 1) {
-                List<Consumer<HelidonBusStream>> list = pendingEvents.computeIfAbsent(streamId, k -> new ArrayList<>());
-                if (list.size() < MAX_PENDING_EVENTS) {
-                    list.add(event);
-                }
-            }
-        }
-    }
-
-    /** Creates Helidon's stream objects; Http2Settings are those Helidon uses to encode its own frames. */
-    static Http2Settings emptySettings() {
-        return Http2Settings.create();
-    }
-
-    /** Bounds the wait for the first SETTINGS (Helidon's own wait is a hard-coded 20 s). */
-    boolean awaitFirstSettings(Duration timeout) throws InterruptedException {
-        return firstSettings.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 }

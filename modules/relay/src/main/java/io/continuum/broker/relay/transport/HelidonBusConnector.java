@@ -32,11 +32,11 @@ public final class HelidonBusConnector implements BusConnector {
         this.settings = settings;
         this.client = (Http2ClientImpl) Http2Client.builder()
                 .protocolConfig(p -> p.priorKnowledge(true)
-                        // pitfall 3: the client's connection window is opened by the transport itself
+                        // Helidon ties the connection window to this stream window: the transport opens it itself
                         .initialWindowSize(TransportSettings.STREAM_RECEIVE_WINDOW)
-                        .maxFrameSize(Frames.MAX_FRAME_PAYLOAD)
-                        // pitfall 6: the transport never lets Helidon block on flow control; if it ever did, no
-                        // 15 s failure on a long-lived stream
+                        .maxFrameSize(Http2Frames.MAX_FRAME_PAYLOAD)
+                        // the transport never lets Helidon block on flow control; if it ever did, its 15 s timeout
+                        // must not fail a long-lived stream
                         .flowControlBlockTimeout(Duration.ofDays(3650))
                         .ping(false))
                 .build();

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * Follows the inbound HTTP/2 byte stream (server to client) frame by frame, without copying DATA or header
- * payloads, and reports what the transport must know but Helidon's client does not expose (pitfalls 8 and 9):
+ * payloads, and reports what the transport must know but Helidon's client does not expose:
  * SETTINGS values, WINDOW_UPDATE increments, PING acknowledgements, GOAWAY, RST_STREAM, and per-stream DATA
  * lengths and END_STREAM. Events fire when a frame's last byte has been seen. Not thread-safe: fed only by the
  * connection's single reader thread.
@@ -34,7 +34,7 @@ final class InboundFrameSniffer {
     private static final int MAX_COLLECTED = 16_384;
 
     private final Listener listener;
-    private final byte[] header = new byte[Frames.HEADER_LENGTH];
+    private final byte[] header = new byte[Http2Frames.HEADER_LENGTH];
     private int headerFill;
     private int length;
     private int type;
@@ -54,12 +54,12 @@ final class InboundFrameSniffer {
     void accept(byte[] bytes) {
         int offset = 0;
         while (offset < bytes.length) {
-            if (headerFill < Frames.HEADER_LENGTH) {
-                int n = Math.min(Frames.HEADER_LENGTH - headerFill, bytes.length - offset);
+            if (headerFill < Http2Frames.HEADER_LENGTH) {
+                int n = Math.min(Http2Frames.HEADER_LENGTH - headerFill, bytes.length - offset);
                 System.arraycopy(bytes, offset, header, headerFill, n);
                 headerFill += n;
                 offset += n;
-                if (headerFill == Frames.HEADER_LENGTH) {
+                if (headerFill == Http2Frames.HEADER_LENGTH) {
                     startFrame();
                     if (length == 0) {
                         endFrame();
@@ -86,11 +86,11 @@ final class InboundFrameSniffer {
         length = ((header[0] & 0xFF) << 16) | ((header[1] & 0xFF) << 8) | (header[2] & 0xFF);
         type = header[3] & 0xFF;
         flags = header[4] & 0xFF;
-        streamId = Frames.getInt(header, 5) & 0x7FFF_FFFF;
+        streamId = Http2Frames.getInt(header, 5) & 0x7FFF_FFFF;
         payloadSeen = 0;
         boolean collect = switch (type) {
-            case Frames.TYPE_SETTINGS, Frames.TYPE_WINDOW_UPDATE, Frames.TYPE_PING, Frames.TYPE_GOAWAY,
-                 Frames.TYPE_RST_STREAM -> true;
+            case Http2Frames.TYPE_SETTINGS, Http2Frames.TYPE_WINDOW_UPDATE, Http2Frames.TYPE_PING, Http2Frames.TYPE_GOAWAY,
+                 Http2Frames.TYPE_RST_STREAM -> true;
             default -> false;
         };
         collected = collect ? new byte[Math.min(length, MAX_COLLECTED)] : null;
@@ -101,48 +101,48 @@ final class InboundFrameSniffer {
         byte[] payload = collected;
         collected = null;
         switch (type) {
-            case Frames.TYPE_DATA -> listener.data(streamId, length, (flags & Frames.FLAG_END_STREAM) != 0);
-            case Frames.TYPE_HEADERS -> {
-                headerBlockEndStream = (flags & Frames.FLAG_END_STREAM) != 0;
-                if ((flags & Frames.FLAG_END_HEADERS) != 0) {
+            case Http2Frames.TYPE_DATA -> listener.data(streamId, length, (flags & Http2Frames.FLAG_END_STREAM) != 0);
+            case Http2Frames.TYPE_HEADERS -> {
+                headerBlockEndStream = (flags & Http2Frames.FLAG_END_STREAM) != 0;
+                if ((flags & Http2Frames.FLAG_END_HEADERS) != 0) {
                     listener.headers(streamId, headerBlockEndStream);
                 }
             }
-            case Frames.TYPE_CONTINUATION -> {
-                if ((flags & Frames.FLAG_END_HEADERS) != 0) {
+            case Http2Frames.TYPE_CONTINUATION -> {
+                if ((flags & Http2Frames.FLAG_END_HEADERS) != 0) {
                     listener.headers(streamId, headerBlockEndStream);
                 }
             }
-            case Frames.TYPE_SETTINGS -> {
-                if ((flags & Frames.FLAG_ACK) == 0 && payload.length % 6 == 0) {
+            case Http2Frames.TYPE_SETTINGS -> {
+                if ((flags & Http2Frames.FLAG_ACK) == 0 && payload.length % 6 == 0) {
                     List<long[]> settings = new ArrayList<>(payload.length / 6);
                     for (int i = 0; i + 6 <= payload.length; i += 6) {
                         int id = ((payload[i] & 0xFF) << 8) | (payload[i + 1] & 0xFF);
-                        long value = Frames.getInt(payload, i + 2) & 0xFFFF_FFFFL;
+                        long value = Http2Frames.getInt(payload, i + 2) & 0xFFFF_FFFFL;
                         settings.add(new long[] {id, value});
                     }
                     listener.settings(settings);
                 }
             }
-            case Frames.TYPE_WINDOW_UPDATE -> {
+            case Http2Frames.TYPE_WINDOW_UPDATE -> {
                 if (payload.length == 4) {
-                    listener.windowUpdate(streamId, Frames.getInt(payload, 0) & 0x7FFF_FFFF);
+                    listener.windowUpdate(streamId, Http2Frames.getInt(payload, 0) & 0x7FFF_FFFF);
                 }
             }
-            case Frames.TYPE_PING -> {
-                if ((flags & Frames.FLAG_ACK) != 0 && payload.length == 8) {
-                    long opaque = ((long) Frames.getInt(payload, 0) << 32) | (Frames.getInt(payload, 4) & 0xFFFF_FFFFL);
+            case Http2Frames.TYPE_PING -> {
+                if ((flags & Http2Frames.FLAG_ACK) != 0 && payload.length == 8) {
+                    long opaque = ((long) Http2Frames.getInt(payload, 0) << 32) | (Http2Frames.getInt(payload, 4) & 0xFFFF_FFFFL);
                     listener.pingAck(opaque);
                 }
             }
-            case Frames.TYPE_GOAWAY -> {
+            case Http2Frames.TYPE_GOAWAY -> {
                 if (payload.length >= 8) {
-                    listener.goAway(Frames.getInt(payload, 0) & 0x7FFF_FFFF, Frames.getInt(payload, 4) & 0xFFFF_FFFFL);
+                    listener.goAway(Http2Frames.getInt(payload, 0) & 0x7FFF_FFFF, Http2Frames.getInt(payload, 4) & 0xFFFF_FFFFL);
                 }
             }
-            case Frames.TYPE_RST_STREAM -> {
+            case Http2Frames.TYPE_RST_STREAM -> {
                 if (payload.length == 4) {
-                    listener.rstStream(streamId, Frames.getInt(payload, 0) & 0xFFFF_FFFFL);
+                    listener.rstStream(streamId, Http2Frames.getInt(payload, 0) & 0xFFFF_FFFFL);
                 }
             }
             default -> {

@@ -3,8 +3,14 @@ package io.continuum.broker.relay.transport;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import io.helidon.common.buffers.BufferData;
@@ -13,24 +19,35 @@ import io.helidon.common.buffers.DataWriter;
 /**
  * The only way bytes reach the socket. Helidon's connection writer hands it one complete frame per
  * {@code writeNow} (pinned by a test); the transport's own frames (DATA, WINDOW_UPDATE, PING) go through
- * {@link #writeOwnFrame}. One lock serialises both, so frames never interleave, and a header block split into
- * HEADERS + CONTINUATION keeps the lock until END_HEADERS.
+ * {@link #writeOwnFrame}, DATA through {@link #writeDataUnless}, which gathers the DATA of every stream ready at
+ * once into one socket write. One lock serialises all of it, so frames never interleave, and a header block split
+ * into HEADERS + CONTINUATION keeps the lock until END_HEADERS.
  *
- * <p>Helidon's own WINDOW_UPDATE frames are dropped (pitfall 1: it drops those of older streams itself, and it
- * would replenish on read rather than when the application has written the bytes onward): the transport sends
- * its own from {@link BusStream#release(int)}.
+ * <p>Helidon's own WINDOW_UPDATE frames are dropped (Helidon drops those of older streams while a newer one is
+ * open, and it would replenish on read rather than when the application has written the bytes onward): the
+ * transport sends its own from {@link BusStream#release(int)}.
  */
 final class SerializedFrameWriter implements DataWriter {
+    /**
+     * Most bytes one gathered DATA write assembles: four 64 KiB stream writes, or many small ones. A single write
+     * larger than this goes alone. Bounds the assembly buffer (one per connection).
+     */
+    static final int GATHER_BYTES = 256 * 1024;
     private final OutputStream out;
     private final Consumer<IOException> onFailure;
     private final ReentrantLock lock = new ReentrantLock();
     private final AtomicLong droppedWindowUpdates = new AtomicLong();
     private final AtomicLong helidonFrames = new AtomicLong();
+    private final AtomicLong dataWrites = new AtomicLong();
+    /** DATA of streams waiting for the lock, in arrival order (see {@link #writeDataUnless}). */
+    private final Queue<PendingData> pending = new ConcurrentLinkedQueue<>();
+    /** Guarded by lock: the entries of the socket write being assembled. */
+    private final List<PendingData> gathered = new ArrayList<>();
     private volatile boolean dead;
     private boolean prefaceSeen;
     private boolean inHeaderBlock;
     /** Guarded by lock: where frames are assembled before their socket write. */
-    private byte[] scratch = new byte[Frames.HEADER_LENGTH + Frames.MAX_FRAME_PAYLOAD];
+    private byte[] scratch = new byte[Http2Frames.HEADER_LENGTH + Http2Frames.MAX_FRAME_PAYLOAD];
 
     SerializedFrameWriter(OutputStream out, Consumer<IOException> onFailure) {
         this.out = out;
@@ -108,7 +125,7 @@ final class SerializedFrameWriter implements DataWriter {
      *
      * @return false if skipped
      */
-    boolean writeOwnFrameUnless(java.util.function.BooleanSupplier skip, byte[] header, byte[] payload, int offset,
+    boolean writeOwnFrameUnless(BooleanSupplier skip, byte[] header, byte[] payload, int offset,
                                 int length) {
         lock.lock();
         try {
@@ -131,37 +148,118 @@ final class SerializedFrameWriter implements DataWriter {
 
     /**
      * Writes {@code length} bytes of {@code payload} as DATA frames of at most {@code maxFramePayload} bytes each
-     * (none with END_STREAM), all in one socket write, unless {@code skip} says so under the writer's lock. The
-     * frames are assembled in a buffer this writer reuses: no allocation per frame, and one TLS write (records
-     * of up to 16 KiB each) instead of one per frame.
+     * (none with END_STREAM), unless {@code skip} says so under the writer's lock. Returns once the frames are on
+     * the socket (or skipped).
+     *
+     * <p>Streams gather: the call queues its DATA and takes the lock; whoever holds it writes every queued stream's
+     * frames, in arrival order, assembled in a buffer this writer reuses, as one socket write (up to
+     * {@link #GATHER_BYTES} each). A caller whose DATA another caller already wrote finds it done and returns. So
+     * many streams that are ready at once cost one TLS write (and one record per 16 KiB) instead of one each, and a
+     * lone stream costs what it did. Each stream has at most one call in flight (its writer lock), so a stream's
+     * frames stay in order; {@code skip} is checked for each entry under the lock right before it is assembled.
      *
      * @return false if skipped
+     * @throws UncheckedIOException when the socket write that carried these frames failed
      */
-    boolean writeDataUnless(java.util.function.BooleanSupplier skip, int streamId, byte[] payload, int offset,
+    boolean writeDataUnless(BooleanSupplier skip, int streamId, byte[] payload, int offset,
                             int length, int maxFramePayload) {
-        int frames = (length + maxFramePayload - 1) / maxFramePayload;
-        int total = length + frames * Frames.HEADER_LENGTH;
+        PendingData mine = new PendingData(skip, streamId, payload, offset, length, maxFramePayload);
+        pending.add(mine);
         lock.lock();
         try {
-            if (skip.getAsBoolean()) {
-                return false;
+            while (!mine.done) {
+                writeGatheredLocked();
             }
-            byte[] buffer = scratch(total);
-            int at = 0;
-            int done = 0;
-            while (done < length) {
-                int n = Math.min(maxFramePayload, length - done);
-                Frames.writeHeader(buffer, at, n, Frames.TYPE_DATA, 0, streamId);
-                System.arraycopy(payload, offset + done, buffer, at + Frames.HEADER_LENGTH, n);
-                at += Frames.HEADER_LENGTH + n;
-                done += n;
+            if (mine.failure != null) {
+                throw mine.failure;
             }
-            send(buffer, total);
-            return true;
+            return mine.written;
         } finally {
             lock.unlock();
         }
     }
+
+    /** Lock held: one socket write of the DATA queued first, as much as fits in {@link #GATHER_BYTES}. */
+    private void writeGatheredLocked() {
+        int total = 0;
+        PendingData p;
+        while ((p = pending.peek()) != null) {
+            int size = p.wireLength();
+            if (!gathered.isEmpty() && total + size > GATHER_BYTES) {
+                break;
+            }
+            pending.poll();
+            if (p.skip.getAsBoolean()) {
+                p.done = true;
+                continue;
+            }
+            byte[] buffer = scratch(total + size);
+            int done = 0;
+            while (done < p.length) {
+                int n = Math.min(p.maxFramePayload, p.length - done);
+                Http2Frames.writeHeader(buffer, total, n, Http2Frames.TYPE_DATA, 0, p.streamId);
+                System.arraycopy(p.payload, p.offset + done, buffer, total + Http2Frames.HEADER_LENGTH, n);
+                total += Http2Frames.HEADER_LENGTH + n;
+                done += n;
+            }
+            gathered.add(p);
+        }
+        if (gathered.isEmpty()) {
+            return;
+        }
+        UncheckedIOException failure = null;
+        try {
+            send(scratch, total);
+            dataWrites.incrementAndGet();
+        } catch (UncheckedIOException e) {
+            failure = e;
+        }
+        for (PendingData q : gathered) {
+            q.written = failure == null;
+            q.failure = failure;
+            q.done = true;
+        }
+        gathered.clear();
+    }
+
+    /** One stream's DATA waiting for the writer lock. Fields after construction are guarded by the lock. */
+    private static final class PendingData {
+        final BooleanSupplier skip;
+        final int streamId;
+        final byte[] payload;
+        final int offset;
+        final int length;
+        final int maxFramePayload;
+        boolean done;
+        boolean written;
+        UncheckedIOException failure;
+
+        PendingData(BooleanSupplier skip, int streamId, byte[] payload, int offset, int length,
+                    int maxFramePayload) {
+            this.skip = skip;
+            this.streamId = streamId;
+            this.payload = payload;
+            this.offset = offset;
+            this.length = length;
+            this.maxFramePayload = maxFramePayload;
+        }
+
+        int wireLength() {
+            int frames = (length + maxFramePayload - 1) / maxFramePayload;
+            return length + frames * Http2Frames.HEADER_LENGTH;
+        }
+    }
+
+    /** @return DATA writes queued behind the writer's lock right now (for tests) */
+    int pendingData() {
+        return pending.size();
+    }
+
+    /** @return socket writes that carried DATA (several streams' frames can share one) */
+    long dataWrites() {
+        return dataWrites.get();
+    }
+
     /** @return how many WINDOW_UPDATE frames Helidon tried to write and were dropped */
     long droppedWindowUpdates() {
         return droppedWindowUpdates.get();
@@ -191,25 +289,25 @@ final class SerializedFrameWriter implements DataWriter {
                     return;
                 }
             }
-            if (bytes.length < Frames.HEADER_LENGTH) {
+            if (bytes.length < Http2Frames.HEADER_LENGTH) {
                 throw new IllegalStateException("Helidon wrote a partial frame: the one-frame-per-write assumption broke");
             }
             int declared = ((bytes[0] & 0xFF) << 16) | ((bytes[1] & 0xFF) << 8) | (bytes[2] & 0xFF);
-            if (declared != bytes.length - Frames.HEADER_LENGTH) {
+            if (declared != bytes.length - Http2Frames.HEADER_LENGTH) {
                 throw new IllegalStateException("Helidon wrote other than one frame: the one-frame-per-write assumption broke");
             }
             helidonFrames.incrementAndGet();
             int type = bytes[3] & 0xFF;
             int flags = bytes[4] & 0xFF;
-            if (type == Frames.TYPE_WINDOW_UPDATE) {
+            if (type == Http2Frames.TYPE_WINDOW_UPDATE) {
                 droppedWindowUpdates.incrementAndGet();
                 return;
             }
             send(bytes);
-            if (type == Frames.TYPE_HEADERS && (flags & Frames.FLAG_END_HEADERS) == 0 && !inHeaderBlock) {
+            if (type == Http2Frames.TYPE_HEADERS && (flags & Http2Frames.FLAG_END_HEADERS) == 0 && !inHeaderBlock) {
                 inHeaderBlock = true;
                 lock.lock(); // keep other frames out until the CONTINUATION with END_HEADERS
-            } else if (type == Frames.TYPE_CONTINUATION && (flags & Frames.FLAG_END_HEADERS) != 0 && inHeaderBlock) {
+            } else if (type == Http2Frames.TYPE_CONTINUATION && (flags & Http2Frames.FLAG_END_HEADERS) != 0 && inHeaderBlock) {
                 inHeaderBlock = false;
                 lock.unlock();
             }
@@ -221,7 +319,8 @@ final class SerializedFrameWriter implements DataWriter {
     /** Lock held: the reusable frame assembly buffer, at least {@code size} bytes. */
     private byte[] scratch(int size) {
         if (scratch.length < size) {
-            scratch = new byte[Math.max(size, scratch.length * 2)];
+            // keeps what is assembled so far: a gathered write grows the buffer between two streams' frames
+            scratch = Arrays.copyOf(scratch, Math.max(size, scratch.length * 2));
         }
         return scratch;
     }

@@ -1,7 +1,7 @@
 package io.continuum.broker.relay.transport;
 
 /** HTTP/2 frame constants and the few frames this transport writes itself (RFC 9113 section 6). */
-final class Frames {
+final class Http2Frames {
     static final int HEADER_LENGTH = 9;
     static final int TYPE_DATA = 0x0;
     static final int TYPE_HEADERS = 0x1;
@@ -18,10 +18,13 @@ final class Frames {
     static final int SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
     static final int SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
     static final int SETTINGS_MAX_FRAME_SIZE = 0x5;
-    /** Every peer accepts frames of this size; larger ones are never needed here. */
+    /**
+     * The frame payload every peer accepts (SETTINGS_MAX_FRAME_SIZE's initial value). Larger DATA frames, up to what
+     * the peer announces, were measured to change nothing (TLS records stay 16 KiB; 9 bytes saved per 16 KiB).
+     */
     static final int MAX_FRAME_PAYLOAD = 16_384;
 
-    private Frames() {
+    private Http2Frames() {
     }
 
     static void writeHeader(byte[] target, int length, int type, int flags, int streamId) {

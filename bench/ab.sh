@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# A/B of two relay builds on the isolated measurement (docs/benchmarks.md, "The data path"), in one invocation:
+#   bench/ab.sh OTHER_RELAY_JAR [runs] [--quick]
+# "broker" runs this tree's relay, "broker-b" OTHER_RELAY_JAR (e.g. a copy of modules/relay/target/*.jar saved from
+# another commit), each with its own lean router, interleaved run by run with the stunnel and direct paths. This
+# tree's jar is copied first, so rebuilding while it runs does not change what is measured. ISOLATE_* as for
+# bench/run.sh isolate (e.g. ISOLATE_WORKLOADS=latency,throughput).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bin/env.sh
+other=$(readlink -f "${1:?usage: bench/ab.sh OTHER_RELAY_JAR [runs] [--quick]}")
+shift
+cp_file=modules/bench/target/classpath.txt
+nice -n 15 ./mvnw -B -ntp -q -pl modules/bench -am -DskipTests package dependency:build-classpath \
+    -Dmdep.outputFile="$PWD/$cp_file" -Dmdep.includeScope=runtime
+snap=$(mktemp -d /tmp/ceb-ab-XXXXXX)
+trap 'rm -rf "$snap"' EXIT
+cp -r modules/bench/target/classes "$snap/bench-classes"
+cp="$snap/bench-classes"
+for jar in $(tr ':' ' ' < "$cp_file"); do
+    case "$jar" in
+        "$PWD"/modules/*) cp "$jar" "$snap/"; cp="$cp:$snap/$(basename "$jar")" ;;
+        *) cp="$cp:$jar" ;;
+    esac
+done
+ISOLATE_BROKER_B_CP="$other" timeout 1800 /usr/bin/python3 bench/isolate.py "$cp" "$@"

@@ -1,0 +1,129 @@
+package io.continuum.broker.relay.transport;
+
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A connection's liveness check: a PING every {@code keepaliveInterval}; no ACK within {@code keepaliveTimeout}
+ * declares the connection dead (a peer that vanished without FIN or reset is otherwise never noticed). State is
+ * guarded by the connection's lock.
+ */
+final class Keepalive {
+    private final HelidonBusConnection connection;
+    private final ReentrantLock lock;
+    private final Condition wake;
+    private final TransportSettings settings;
+    // guarded by lock
+    private final Set<Long> outstanding = new HashSet<>();
+    private long sequence;
+    private volatile Thread thread;
+
+    Keepalive(HelidonBusConnection connection, TransportSettings settings) {
+        this.connection = connection;
+        this.lock = connection.lock;
+        this.wake = lock.newCondition();
+        this.settings = settings;
+    }
+
+    void start(String name) {
+        thread = Thread.ofVirtual().name(name).start(this::loop);
+    }
+
+    /** The connection died: wakes every wait; the loop ends. */
+    void stop() {
+        lock.lock();
+        try {
+            wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        Thread t = thread;
+        if (t != null && t != Thread.currentThread()) {
+            t.interrupt();
+        }
+    }
+
+    /** A PING ACK arrived (reader thread). */
+    void acknowledged(long opaque) {
+        lock.lock();
+        try {
+            if (outstanding.remove(opaque)) {
+                wake.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Sends a PING and waits for its acknowledgement: a round trip through the peer's frame processing.
+     *
+     * @return whether the ACK arrived within {@code timeout}
+     */
+    boolean ping(Duration timeout) throws InterruptedException {
+        long id;
+        lock.lock();
+        try {
+            if (connection.failureLocked() != null) {
+                return false;
+            }
+            id = ++sequence;
+            outstanding.add(id);
+        } finally {
+            lock.unlock();
+        }
+        long pingId = id;
+        // written by a short-lived thread: a socket write blocked by a dead peer must not stop the deadline below
+        Thread.ofVirtual().name("bus-ping").start(() -> {
+            try {
+                connection.writer().writeOwnFrame(Http2Frames.ping(pingId, false));
+            } catch (UncheckedIOException e) {
+                // the connection is failing already
+            }
+        });
+        long nanos = timeout.toNanos();
+        lock.lock();
+        try {
+            while (outstanding.contains(pingId) && connection.failureLocked() == null) {
+                if (nanos <= 0) {
+                    outstanding.remove(pingId);
+                    return false;
+                }
+                nanos = wake.awaitNanos(nanos);
+            }
+            return connection.failureLocked() == null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void loop() {
+        try {
+            while (true) {
+                lock.lock();
+                try {
+                    long nanos = settings.keepaliveInterval().toNanos();
+                    while (connection.failureLocked() == null && nanos > 0) {
+                        nanos = wake.awaitNanos(nanos);
+                    }
+                    if (connection.failureLocked() != null) {
+                        return;
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                if (!ping(settings.keepaliveTimeout())) {
+                    connection.fail(ConnectionLostException.Reason.KEEPALIVE_TIMEOUT,
+                            "no PING acknowledgement within " + settings.keepaliveTimeout().toMillis() + " ms", null);
+                    return;
+                }
+            }
+        } catch (InterruptedException e) {
+            // closing
+        }
+    }
+}
