@@ -305,22 +305,10 @@ class StreamAnswerOrderTest {
             wire.sendData(stream, data, false);
         }
         wire.sendWindowUpdate(stream, 10_000);
-        wire.send(RawH2Peer.Frame.HEADERS, 0x4 | 0x1, stream, hpackIncremental("x-late", "yes"));
+        wire.send(RawH2Peer.Frame.HEADERS, 0x4 | 0x1, stream, RawH2Peer.hpackLiteralWithIndexing("x-late", "yes"));
         if (andReset) {
             wire.sendReset(stream, 0x8);
         }
-    }
-
-    private static byte[] hpackIncremental(String name, String value) {
-        byte[] n = name.getBytes(StandardCharsets.US_ASCII);
-        byte[] v = value.getBytes(StandardCharsets.US_ASCII);
-        byte[] block = new byte[3 + n.length + v.length];
-        block[0] = 0x40;
-        block[1] = (byte) n.length;
-        System.arraycopy(n, 0, block, 2, n.length);
-        block[2 + n.length] = (byte) v.length;
-        System.arraycopy(v, 0, block, 3 + n.length, v.length);
-        return block;
     }
 
     private static boolean allZero(byte[] bytes) {

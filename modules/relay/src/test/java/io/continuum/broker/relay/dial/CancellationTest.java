@@ -22,6 +22,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.continuum.broker.relay.MutableView;
+
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,7 +38,7 @@ class CancellationTest {
     void cancelDuringDnsInterruptsTheLookupAndDialsNothing() throws Exception {
         TableResolver dns = new TableResolver().hang("stuck.publisher.test");
         RecordingConnector connector = new RecordingConnector();
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "stuck.publisher.test", 5557), dns,
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "stuck.publisher.test", 5557), dns,
                 Duration.ofSeconds(60), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
         BackgroundDial attempt = BackgroundDial.start(check, target("stuck.publisher.test", 5557));
@@ -76,7 +78,7 @@ class CancellationTest {
     void cancelDuringAHangingConnectClosesTheSocketAndEndsTheConnect() throws Exception {
         try (FullBacklogListener blackhole = new FullBacklogListener()) {
             WatchedConnector connector = new WatchedConnector();
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", blackhole.port()),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", blackhole.port()),
                     new TableResolver(), Duration.ofSeconds(5),
                     dialer(Duration.ofSeconds(120), Duration.ofSeconds(120), 4, connector));
 
@@ -108,7 +110,7 @@ class CancellationTest {
                 Connector.SYSTEM.connect(s, remote, timeout);
             };
             UpstreamDialer dialer = dialer(Duration.ofSeconds(5), Duration.ofSeconds(60), 1, gated);
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer);
 
             BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
@@ -143,7 +145,7 @@ class CancellationTest {
                 connected.set(s);
                 self.join().cancel();
             };
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4,
                             cancelsRightAfterConnecting));
 
@@ -162,7 +164,7 @@ class CancellationTest {
     void cancelAfterConnectedLeavesTheSocketToItsOwner() throws Exception {
         try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             int port = publisher.getLocalPort();
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
             BackgroundDial attempt = BackgroundDial.start(check, target("127.0.0.1", port));
@@ -178,7 +180,7 @@ class CancellationTest {
     @Test
     void interruptingCheckAndConnectCancels() throws Exception {
         TableResolver dns = new TableResolver().hang("stuck.publisher.test");
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "stuck.publisher.test", 5557), dns,
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "stuck.publisher.test", 5557), dns,
                 Duration.ofSeconds(60), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
         CompletableFuture<DialResult> outcome = new CompletableFuture<>();
         Thread caller = Thread.ofVirtual().start(

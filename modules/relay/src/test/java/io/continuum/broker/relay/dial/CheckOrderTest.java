@@ -16,6 +16,7 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.metadata.Advertisement;
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.metadata.PublisherView;
@@ -53,7 +54,7 @@ class CheckOrderTest {
 
     @Test
     void rowFour_announcedSourceIsUnsupported_RBEH10() throws Exception {
-        DialResult.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(new MutableView().synced(true), AddressFilter.specialRangesOnly()),
                 new Target.AnnouncedSource("kv-1"));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
         assertNothingLookedUpOrDialed();
@@ -61,7 +62,7 @@ class CheckOrderTest {
 
     @Test
     void rowFour_unknownKindIsUnsupported() throws Exception {
-        DialResult.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(new MutableView().synced(true), AddressFilter.specialRangesOnly()),
                 new Target.Unsupported("udp", "unknown kind"));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
         assertEquals("unsupported target: unknown kind", r.reason());
@@ -69,14 +70,14 @@ class CheckOrderTest {
 
     @Test
     void rowFour_missingNamespaceIsUnsupported() throws Exception {
-        DialResult.Refused r = refusal(checkWith(KeySetView.synced(), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(new MutableView().synced(true), AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("", "10.0.0.1", 5557));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
     }
 
     @Test
     void rowFourBeforeFive_anInvalidHostInAnUncoveredNamespaceIsUnsupported() throws Exception {
-        DialResult.Refused r = refusal(checkWith(new KeySetView(false), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(new MutableView().synced(false), AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("elsewhere", "0x7f.1", 5557));
         assertEquals(Code.UNSUPPORTED_TARGET, r.code());
         assertTrue(r.reason().startsWith("invalid host: "), r.reason());
@@ -84,14 +85,14 @@ class CheckOrderTest {
 
     @Test
     void rowFiveBeforeSix_uncoveredNamespaceWhileNotSyncedNamesTheNamespace() throws Exception {
-        DialResult.Refused r = refusal(checkWith(new KeySetView(false), AddressFilter.specialRangesOnly()),
+        DialResult.Refused r = refusal(checkWith(new MutableView().synced(false), AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("elsewhere", "10.0.0.1", 5557));
         assertEquals(new DialResult.Refused(Code.TARGET_NOT_ADVERTISED, "namespace not covered by this broker"), r);
     }
 
     @Test
     void rowFive_uncoveredNamespaceIsNotAdvertisedEvenIfTheViewHasTheKey() throws Exception {
-        KeySetView view = KeySetView.synced().advertise("elsewhere", "10.0.0.1", 5557);
+        MutableView view = new MutableView().synced(true).advertise("elsewhere", "10.0.0.1", 5557);
         DialResult.Refused r = refusal(checkWith(view, AddressFilter.specialRangesOnly()),
                 new Target.ZmqTcp("elsewhere", "10.0.0.1", 5557));
         assertEquals(Code.TARGET_NOT_ADVERTISED, r.code());
@@ -100,7 +101,7 @@ class CheckOrderTest {
 
     @Test
     void rowSix_beforeTheInitialSyncNothingIsAdvertised_RMETA1() throws Exception {
-        KeySetView view = new KeySetView(false, PublisherKey.of(NS, "blocked.publisher.test", 5557));
+        MutableView view = new MutableView().advertise(NS, "blocked.publisher.test", 5557);
         DialResult.Refused r = refusal(checkWith(view, AddressFilter.specialRangesOnly()),
                 target("blocked.publisher.test", 5557));
         assertEquals(new DialResult.Refused(Code.TARGET_NOT_ADVERTISED, "metadata not synced yet"), r);
@@ -131,7 +132,7 @@ class CheckOrderTest {
 
     @Test
     void rowSevenBeforeNine_aBlockedAddressThatIsNotAdvertisedIsNotAdvertised() throws Exception {
-        TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "10.0.0.1", 5557),
+        TargetCheck check = checkWith(new MutableView().synced(true).advertise(NS, "10.0.0.1", 5557),
                 AddressFilter.specialRangesOnly());
         assertEquals(Code.TARGET_NOT_ADVERTISED, refusal(check, target("127.0.0.1", 5557)).code());
         assertEquals(Code.TARGET_NOT_ADVERTISED, refusal(check, target("169.254.169.254", 80)).code());
@@ -141,7 +142,7 @@ class CheckOrderTest {
 
     @Test
     void rowSeven_matchIsExactOnNamespaceHostAndPort_RSEC4() throws Exception {
-        KeySetView view = KeySetView.synced().advertise(NS, "blocked.publisher.test", 5557);
+        MutableView view = new MutableView().synced(true).advertise(NS, "blocked.publisher.test", 5557);
         TargetCheck check = checkWith(view, AddressFilter.specialRangesOnly());
         assertEquals(Code.TARGET_NOT_ADVERTISED, refusal(check, target("blocked.publisher.test", 5558)).code());
         assertEquals(Code.TARGET_NOT_ADVERTISED,
@@ -154,7 +155,7 @@ class CheckOrderTest {
 
     @Test
     void rowEightBeforeNine_aNameThatDoesNotResolveIsUpstreamConnectFailed() throws Exception {
-        TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "gone.publisher.test", 5557),
+        TargetCheck check = checkWith(new MutableView().synced(true).advertise(NS, "gone.publisher.test", 5557),
                 Fixtures.filter(List.of("10.0.0.0/8")));
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refusal(check, target("gone.publisher.test", 5557)).code());
         assertEquals(List.of(), connector.attempts);
@@ -162,7 +163,7 @@ class CheckOrderTest {
 
     @Test
     void rowNineBeforeTen_everyAddressBlockedIsTargetNotAllowedWithoutDialing() throws Exception {
-        TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "blocked.publisher.test", 5557),
+        TargetCheck check = checkWith(new MutableView().synced(true).advertise(NS, "blocked.publisher.test", 5557),
                 AddressFilter.specialRangesOnly());
         DialResult.Refused r = refusal(check, target("blocked.publisher.test", 5557));
         assertEquals(new DialResult.Refused(Code.TARGET_NOT_ALLOWED, "loopback, link-local"), r);
@@ -176,7 +177,7 @@ class CheckOrderTest {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closedPort = s.getLocalPort();
         }
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", closedPort), dns,
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", closedPort), dns,
                 Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refusal(check, target("127.0.0.1", closedPort)).code());
         assertEquals(1, connector.attempts.size());
@@ -184,7 +185,7 @@ class CheckOrderTest {
 
     @Test
     void theChecksRunOnTheCallersThread() {
-        TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "blocked.publisher.test", 5557),
+        TargetCheck check = checkWith(new MutableView().synced(true).advertise(NS, "blocked.publisher.test", 5557),
                 AddressFilter.specialRangesOnly());
         assertEquals(Code.TARGET_NOT_ADVERTISED, assertInstanceOf(DialResult.Refused.class,
                 check.checkAndConnect(DialTarget.of(target("10.9.9.9", 1)))).code());
@@ -197,7 +198,7 @@ class CheckOrderTest {
         try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             int port = publisher.getLocalPort();
             dns.map("mixed.publisher.test", "169.254.169.254", "127.0.0.1");
-            TargetCheck check = checkWith(KeySetView.synced().advertise(NS, "mixed.publisher.test", port),
+            TargetCheck check = checkWith(new MutableView().synced(true).advertise(NS, "mixed.publisher.test", port),
                     Fixtures.filter(List.of("127.0.0.0/8")));
             DialResult.Connected c = assertInstanceOf(DialResult.Connected.class,
                     BackgroundDial.start(check, target("Mixed.Publisher.TEST", port)).await(WAIT));

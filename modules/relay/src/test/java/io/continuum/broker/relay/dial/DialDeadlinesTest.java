@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.protocol.Code;
 
 /**
@@ -40,7 +41,7 @@ class DialDeadlinesTest {
     void rowEight_aResolverThatNeverAnswersIsRefusedAtTheDnsDeadline() throws Exception {
         TableResolver dns = new TableResolver().hang("stuck.publisher.test");
         RecordingConnector connector = new RecordingConnector();
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "stuck.publisher.test", 5557), dns,
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "stuck.publisher.test", 5557), dns,
                 Duration.ofMillis(200), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
         DialResult outcome = BackgroundDial.start(check, target("stuck.publisher.test", 5557)).await(WAIT);
@@ -55,7 +56,7 @@ class DialDeadlinesTest {
     @Test
     void rowEight_aNameWithoutAddressesIsUpstreamConnectFailed() throws Exception {
         TableResolver dns = new TableResolver().map("empty.publisher.test", List.of());
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "empty.publisher.test", 5557).advertise(NS,
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "empty.publisher.test", 5557).advertise(NS,
                         "unknown.publisher.test", 5557), dns, Duration.ofSeconds(5),
                 dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
@@ -70,7 +71,7 @@ class DialDeadlinesTest {
     void rowEight_anIpLiteralResolvesToItselfWithoutDns() throws Exception {
         TableResolver dns = new TableResolver();
         try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", publisher.getLocalPort()), dns,
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", publisher.getLocalPort()), dns,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
             DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
@@ -86,7 +87,7 @@ class DialDeadlinesTest {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closedPort = s.getLocalPort();
         }
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", closedPort), new TableResolver(),
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", closedPort), new TableResolver(),
                 Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
         DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", closedPort)).await(WAIT);
@@ -100,7 +101,7 @@ class DialDeadlinesTest {
         // A listener with a full accept queue drops our SYN: the connect hangs like one to a blackholed address.
         try (FullBacklogListener blackhole = new FullBacklogListener()) {
             RecordingConnector connector = new RecordingConnector();
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", blackhole.port()),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", blackhole.port()),
                     new TableResolver(), Duration.ofSeconds(5),
                     dialer(Duration.ofMillis(300), Duration.ofSeconds(10), 4, connector));
 
@@ -132,7 +133,7 @@ class DialDeadlinesTest {
         TableResolver dns = new TableResolver().map("three.publisher.test", "127.0.0.1", "127.0.0.2", "127.0.0.3");
         HangingConnector connector = new HangingConnector();
         // attempt 150 ms, budget 400 ms: at most three attempts fit, the last one shortened.
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "three.publisher.test", 5557), dns,
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "three.publisher.test", 5557), dns,
                 Duration.ofSeconds(5), dialer(Duration.ofMillis(150), Duration.ofMillis(400), 4, connector));
 
         DialResult outcome = BackgroundDial.start(check, target("three.publisher.test", 5557)).await(WAIT);
@@ -149,7 +150,7 @@ class DialDeadlinesTest {
     void rowTen_theBudgetCutsTheFirstAttemptShortAndLeavesNoneForTheRest() throws Exception {
         TableResolver dns = new TableResolver().map("two.publisher.test", "127.0.0.1", "127.0.0.2");
         HangingConnector connector = new HangingConnector();
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "two.publisher.test", 5557), dns,
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "two.publisher.test", 5557), dns,
                 Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofMillis(300), 4, connector));
 
         DialResult outcome = BackgroundDial.start(check, target("two.publisher.test", 5557)).await(WAIT);
@@ -166,7 +167,7 @@ class DialDeadlinesTest {
             int port = publisher.getLocalPort();
             TableResolver dns = new TableResolver().map("two.publisher.test", "127.0.0.2", "127.0.0.1");
             RecordingConnector connector = new RecordingConnector();
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "two.publisher.test", port), dns,
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "two.publisher.test", port), dns,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
             DialResult outcome = BackgroundDial.start(check, target("two.publisher.test", port)).await(WAIT);
@@ -187,7 +188,7 @@ class DialDeadlinesTest {
         try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             UpstreamDialer dialer = new UpstreamDialer(Fixtures.LOOPBACK_ALLOWED, Duration.ofSeconds(5),
                     Duration.ofSeconds(10), 4, settings, Connector.SYSTEM);
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", publisher.getLocalPort()),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", publisher.getLocalPort()),
                     new TableResolver(), Duration.ofSeconds(5), dialer);
 
             DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
@@ -224,7 +225,7 @@ class DialDeadlinesTest {
             socket.bind(new InetSocketAddress(remote.getAddress(), remote.getPort()));
             socket.connect(remote, timeoutMillis);
         };
-        TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
+        TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
                 Duration.ofSeconds(5), Fixtures.dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, selfConnecting));
 
         DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", port)).await(WAIT);
@@ -273,7 +274,7 @@ class DialDeadlinesTest {
             int port = publisher.getLocalPort();
             GateConnector connector = new GateConnector();
             UpstreamDialer dialer = dialer(Duration.ofSeconds(5), Duration.ofSeconds(3), 1, connector);
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer);
 
             BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
@@ -307,7 +308,7 @@ class DialDeadlinesTest {
             int port = publisher.getLocalPort();
             GateConnector connector = new GateConnector();
             UpstreamDialer dialer = dialer(Duration.ofSeconds(5), Duration.ofMillis(300), 1, connector);
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "127.0.0.1", port), new TableResolver(),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer);
 
             BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));

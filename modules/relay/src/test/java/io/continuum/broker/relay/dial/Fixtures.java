@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
+import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.net.Cidr;
 
@@ -26,7 +27,7 @@ final class Fixtures {
         return new UpstreamDialer(LOOPBACK_ALLOWED, attempt, budget, maxDials, SocketSettings.DEFAULTS, connector);
     }
 
-    static TargetCheck check(KeySetView view, NameResolver dns, Duration dnsTimeout, UpstreamDialer dialer) {
+    static TargetCheck check(MutableView view, NameResolver dns, Duration dnsTimeout, UpstreamDialer dialer) {
         return new TargetCheck(Set.of(NS), view, new TargetResolver(dns, dnsTimeout), dialer);
     }
 

@@ -16,6 +16,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.continuum.broker.relay.MutableView;
+
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,7 +37,7 @@ class NoSecondResolutionTest {
             NameResolver rebinding = name -> lookups.getAndIncrement() == 0
                     ? List.of(first) : List.of(InetAddress.ofLiteral("169.254.169.254"));
             RecordingConnector connector = new RecordingConnector();
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "rebind.publisher.test", port), rebinding,
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "rebind.publisher.test", port), rebinding,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, connector));
 
             DialResult outcome = BackgroundDial.start(check, target("rebind.publisher.test", port))

@@ -20,6 +20,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Target;
 
@@ -230,7 +231,7 @@ class SsrfMatrixTest {
                                             String advertisedHost, String targetHost, int portOffset, boolean synced)
             throws Exception {
         RecordingConnector connector = new RecordingConnector();
-        KeySetView view = new KeySetView(synced).advertise(advertisedNamespace, advertisedHost, listener.port());
+        MutableView view = new MutableView().synced(synced).advertise(advertisedNamespace, advertisedHost, listener.port());
         TargetCheck check = new TargetCheck(Set.of(NS, "dynamo-canary"), view,
                 new TargetResolver(dns(), Duration.ofSeconds(5)),
                 new UpstreamDialer(Fixtures.filter(List.of("127.0.0.0/8", "::1/128")), Duration.ofSeconds(5),
@@ -266,7 +267,7 @@ class SsrfMatrixTest {
         int targetPort = port == 5557 ? listener.port() : port;
         RecordingConnector connector = new RecordingConnector();
         AddressFilter filter = Fixtures.filter(allowed.isBlank() ? List.of() : List.of(allowed.split(" ")));
-        KeySetView view = KeySetView.synced();
+        MutableView view = new MutableView().synced(true);
         try {
             view.advertise(NS, host, targetPort);
         } catch (IllegalArgumentException notAKey) {

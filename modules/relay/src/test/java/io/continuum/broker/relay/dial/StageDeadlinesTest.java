@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
+import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.protocol.Code;
 
 /**
@@ -43,7 +44,7 @@ class StageDeadlinesTest {
                 return List.of(InetAddress.getLoopbackAddress());
             };
             RecordingConnector connector = new RecordingConnector();
-            TargetCheck check = check(KeySetView.synced().advertise(NS, "slow.publisher.test", publisher.getLocalPort()),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "slow.publisher.test", publisher.getLocalPort()),
                     slowDns, Duration.ofSeconds(5), dialer(Duration.ofSeconds(2), Duration.ofSeconds(2), 4, connector));
 
             DialResult outcome = BackgroundDial.start(check, target("slow.publisher.test", publisher.getLocalPort()))
@@ -76,7 +77,7 @@ class StageDeadlinesTest {
             }
         };
         int subscribes = 300;
-        KeySetView view = KeySetView.synced();
+        MutableView view = new MutableView().synced(true);
         for (int i = 0; i < subscribes; i++) {
             view.advertise(NS, "hung-" + i + ".publisher.test", 5557);
         }

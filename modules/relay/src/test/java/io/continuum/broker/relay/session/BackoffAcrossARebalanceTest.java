@@ -38,18 +38,7 @@ class BackoffAcrossARebalanceTest {
     void aSixtySecondSessionEndedByARebalanceStillResetsTheBackoff() throws Exception {
         AtomicLong clock = new AtomicLong(System.nanoTime());
         List<Long> upperBounds = new CopyOnWriteArrayList<>();
-        RandomGenerator recording = new RandomGenerator() {
-            @Override
-            public long nextLong() {
-                return 0;
-            }
-
-            @Override
-            public long nextLong(long origin, long bound) {
-                upperBounds.add(bound - 1);
-                return origin; // the shortest delay: the test waits as little as possible
-            }
-        };
+        RandomGenerator recording = ChosenJitter.lowest(upperBounds::add);
         try (InProcessRouter router = InProcessRouter.builder()
                 .tls(BrokerHarness.SERVER.key(), List.of(BrokerHarness.SERVER.certificate()))
                 .credential(BrokerHarness.CREDENTIAL)

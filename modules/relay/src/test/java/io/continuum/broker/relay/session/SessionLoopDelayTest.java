@@ -25,17 +25,7 @@ class SessionLoopDelayTest {
         RelayConfig config = RelayConfig.builder().busUrl(URI.create("https://router.example"))
                 .credential(() -> Credential.of("x")).clientId("c").kubernetesNamespace("k")
                 .reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60)).build();
-        RandomGenerator highest = new RandomGenerator() {
-            @Override
-            public long nextLong() {
-                return 0;
-            }
-
-            @Override
-            public long nextLong(long origin, long bound) {
-                return bound - 1;
-            }
-        };
+        RandomGenerator highest = ChosenJitter.highest();
         return new SessionLoop(config, null, null, null, RelayMetrics.NOOP, new StreamRegistry(new RefusalLog()),
                 highest, () -> now[0], "test");
     }

@@ -35,7 +35,7 @@ class LateFramesOnResetStreamTest {
     private static final int RESET = 1;
     private static final int OTHER = 3;
     /** HPACK literal with incremental indexing, new name: {@code x-late: yes} enters the dynamic table (index 62). */
-    private static final byte[] INDEXING_FIELD = hpackIncremental("x-late", "yes");
+    private static final byte[] INDEXING_FIELD = RawH2Peer.hpackLiteralWithIndexing("x-late", "yes");
 
     enum Late {
         DATA_END_STREAM(false),
@@ -124,17 +124,5 @@ class LateFramesOnResetStreamTest {
                     "DATA of the reset stream, read or late, is credited back to the connection window");
             assertEquals(0, h.streamsInUse());
         }
-    }
-
-    private static byte[] hpackIncremental(String name, String value) {
-        byte[] n = name.getBytes(StandardCharsets.US_ASCII);
-        byte[] v = value.getBytes(StandardCharsets.US_ASCII);
-        byte[] block = new byte[3 + n.length + v.length];
-        block[0] = 0x40;
-        block[1] = (byte) n.length;
-        System.arraycopy(n, 0, block, 2, n.length);
-        block[2 + n.length] = (byte) v.length;
-        System.arraycopy(v, 0, block, 3 + n.length, v.length);
-        return block;
     }
 }

@@ -271,6 +271,26 @@ public final class RawH2Peer implements AutoCloseable {
         }
     }
 
+    /**
+     * A header block of one literal field with incremental indexing and a new name (RFC 7541 section 6.2.1,
+     * no Huffman): it adds an entry to the receiver's HPACK dynamic table, which is what a test needs to check
+     * that a decoder stays in step when the block arrives on a stream it already reset.
+     */
+    public static byte[] hpackLiteralWithIndexing(String name, String value) {
+        byte[] n = name.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] v = value.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        if (n.length > 126 || v.length > 126) {
+            throw new IllegalArgumentException("name and value must fit a 7-bit length prefix");
+        }
+        byte[] block = new byte[3 + n.length + v.length];
+        block[0] = 0x40;
+        block[1] = (byte) n.length;
+        System.arraycopy(n, 0, block, 2, n.length);
+        block[2 + n.length] = (byte) v.length;
+        System.arraycopy(v, 0, block, 3 + n.length, v.length);
+        return block;
+    }
+
     private static byte[] int32(int v) {
         return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
     }
