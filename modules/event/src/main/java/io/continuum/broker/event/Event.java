@@ -31,7 +31,7 @@ public final class Event {
     private final Logger logger;
     private final Severity severity;
     private final String name;
-    private final List<Fields.Field> fields;
+    private final List<EventFields.Field> fields;
     private Throwable cause;
 
     Event(Logger logger, Severity severity, String name, boolean enabled) {
@@ -85,7 +85,7 @@ public final class Event {
         }
         LogRecord r = new LogRecord(severity.level(), name);
         r.setLoggerName(logger.getName());
-        r.setParameters(new Object[] {new Fields(fields)});
+        r.setParameters(new Object[] {new EventFields(fields)});
         r.setThrown(cause);
         logger.log(r);
     }
@@ -93,12 +93,12 @@ public final class Event {
     private Event add(String key, Object value) {
         checkKey(key);
         if (fields != null) {
-            for (Fields.Field f : fields) {
+            for (EventFields.Field f : fields) {
                 if (f.key().equals(key)) {
                     throw new IllegalArgumentException("field '" + key + "' given twice in event " + name);
                 }
             }
-            fields.add(new Fields.Field(key, value));
+            fields.add(new EventFields.Field(key, value));
         }
         return this;
     }

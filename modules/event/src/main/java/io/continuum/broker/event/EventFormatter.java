@@ -75,9 +75,9 @@ public final class EventFormatter extends Formatter {
         line.add("level", Severity.of(record.getLevel()).label());
         line.add("logger", record.getLoggerName());
         Object[] params = record.getParameters();
-        if (params != null && params.length == 1 && params[0] instanceof Fields fields) {
+        if (params != null && params.length == 1 && params[0] instanceof EventFields fields) {
             line.add("event", record.getMessage());
-            for (Fields.Field f : fields.list()) {
+            for (EventFields.Field f : fields.list()) {
                 line.add(f.key(), f.value());
             }
         } else {
@@ -126,10 +126,10 @@ public final class EventFormatter extends Formatter {
         return sb.toString();
     }
 
-    /** The fields alone as logfmt (for {@link Fields#toString()}). */
-    static String logfmt(Fields fields) {
+    /** The fields alone as logfmt (for {@link EventFields#toString()}). */
+    static String logfmt(EventFields fields) {
         LogfmtLine line = new LogfmtLine();
-        for (Fields.Field f : fields.list()) {
+        for (EventFields.Field f : fields.list()) {
             line.add(f.key(), f.value());
         }
         return line.sb.toString();

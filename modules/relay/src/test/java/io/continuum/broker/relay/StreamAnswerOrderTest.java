@@ -24,7 +24,7 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import java.util.random.RandomGenerator;
 
-import io.continuum.broker.event.Fields;
+import io.continuum.broker.event.EventFields;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.net.Cidr;
@@ -246,7 +246,7 @@ class StreamAnswerOrderTest {
             public void publish(LogRecord record) {
                 // an event's record carries its name as the message and its typed fields as the one parameter
                 if ("stream_revoked".equals(record.getMessage()) && record.getParameters() != null
-                        && record.getParameters()[0] instanceof Fields fields
+                        && record.getParameters()[0] instanceof EventFields fields
                         && Long.valueOf(9).equals(fields.get("stream_id"))) {
                     revoked.set(true);
                 }

@@ -9,10 +9,10 @@ import java.util.List;
  * {@code event}. Carried as the single parameter of the event's {@link java.util.logging.LogRecord}, which
  * is how the formatter tells an event from a library's record.
  */
-public final class Fields {
+public final class EventFields {
     private final List<Field> list;
 
-    Fields(List<Field> list) {
+    EventFields(List<Field> list) {
         this.list = Collections.unmodifiableList(new ArrayList<>(list));
     }
 
