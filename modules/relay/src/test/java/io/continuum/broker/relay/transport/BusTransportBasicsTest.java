@@ -112,24 +112,12 @@ class BusTransportBasicsTest {
     @Test
     void peerResetFailsReaderAndWriterWithTheCode() throws Exception {
         try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
-            BusStream stream = connection.open(dataStream(3), WAIT);
-            RouterStream routed = router.nextStream(WAIT);
-            routed.sendHead(200);
-            stream.awaitResponseHead(WAIT);
-            CompletableFuture<Throwable> reader = CompletableFuture.supplyAsync(() -> {
-                try {
-                    stream.read();
-                    return null;
-                } catch (Throwable t) {
-                    return t;
-                }
-            });
-            routed.reset(0x2);
-            Throwable thrown = reader.get();
-            StreamResetException reset = (StreamResetException) thrown;
+            Reading reading = answeredAndReading(connection, 3);
+            reading.routed().reset(0x2);
+            StreamResetException reset = (StreamResetException) reading.failure().get();
             assertTrue(reset.byPeer());
             assertEquals(0x2, reset.errorCode());
-            assertThrows(StreamResetException.class, () -> stream.write(ByteBuffer.wrap(new byte[10])));
+            assertThrows(StreamResetException.class, () -> reading.stream().write(ByteBuffer.wrap(new byte[10])));
             assertTrue(connection.isOpen());
         }
     }
@@ -137,23 +125,34 @@ class BusTransportBasicsTest {
     @Test
     void cancelWakesOwnBlockedReader() throws Exception {
         try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
-            BusStream stream = connection.open(dataStream(4), WAIT);
-            RouterStream routed = router.nextStream(WAIT);
-            routed.sendHead(200);
-            stream.awaitResponseHead(WAIT);
-            CompletableFuture<Throwable> reader = CompletableFuture.supplyAsync(() -> {
-                try {
-                    stream.read();
-                    return null;
-                } catch (Throwable t) {
-                    return t;
-                }
-            });
-            stream.cancel();
-            StreamResetException reset = (StreamResetException) reader.get();
+            Reading reading = answeredAndReading(connection, 4);
+            reading.stream().cancel();
+            StreamResetException reset = (StreamResetException) reading.failure().get();
             assertFalse(reset.byPeer());
             assertEquals(StreamResetException.CANCEL, reset.errorCode());
             assertTrue(connection.isOpen());
         }
+    }
+
+    /** Data stream {@code id}, answered 200 by the router, and a read of it on another thread. */
+    private record Reading(BusStream stream, RouterStream routed, CompletableFuture<Throwable> failure) {
+    }
+
+    /** Opens data stream {@code id}, has the router answer it, then reads it on another thread (see {@link Reading}). */
+    private Reading answeredAndReading(BusConnection connection, long id) throws Exception {
+        BusStream stream = connection.open(dataStream(id), WAIT);
+        RouterStream routed = router.nextStream(WAIT);
+        routed.sendHead(200);
+        stream.awaitResponseHead(WAIT);
+        // completes with what the read throws (null if it returns)
+        CompletableFuture<Throwable> failure = CompletableFuture.supplyAsync(() -> {
+            try {
+                stream.read();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        return new Reading(stream, routed, failure);
     }
 }

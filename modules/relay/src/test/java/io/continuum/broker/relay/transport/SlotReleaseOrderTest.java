@@ -8,11 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,61 +22,64 @@ import org.junit.jupiter.api.Test;
  * answers false once the slot is granted puts nothing on the wire and gives the slot back.
  */
 class SlotReleaseOrderTest {
+    private RawH2Peer peer;
+    private BusConnection connection;
+    private HelidonBusConnection h;
+    private RawH2Peer.Connection wire;
+    private BusStream first;
 
-    @Test
-    void aCancelledStreamsSlotIsHeldUntilItsResetIsWrittenAndTheNextHeadersFollowTheReset() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
-            HelidonBusConnection h = (HelidonBusConnection) connection;
-            RawH2Peer.Connection wire = peer.accept(WAIT);
-            BusStream first = connection.open(dataStream(1), WAIT);
-            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
+    /** A peer that allows one concurrent stream, and stream 1 open in that slot, its HEADERS read by the peer. */
+    @BeforeEach
+    void openTheOnlySlot() throws Exception {
+        peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
+        connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()));
+        h = (HelidonBusConnection) connection;
+        wire = peer.accept(WAIT);
+        first = connection.open(dataStream(1), WAIT);
+        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
+    }
 
-            AtomicLong inUseAtReset = new AtomicLong(-1);
-            ((HelidonBusStream) first).afterResetWritten = () -> inUseAtReset.set(h.streamsInUse());
-            first.cancel();
-            assertEquals(1, inUseAtReset.get(), "the slot is still taken when the RST_STREAM reaches the wire");
-            assertEquals(0, h.streamsInUse(), "and free right after");
-
-            // with a waiter: the peer reads the reset before the next stream's HEADERS, every time
-            BusStream second = connection.open(dataStream(2), WAIT);
-            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 3, WAIT);
-            CompletableFuture<BusStream> third = new CompletableFuture<>();
-            Thread waiter = Thread.ofVirtual().start(() -> {
-                try {
-                    third.complete(connection.open(dataStream(3), WAIT));
-                } catch (TransportException | RuntimeException e) {
-                    third.completeExceptionally(e);
-                }
-            });
-            TransportFixture.eventually(() -> waiter.getState() == Thread.State.WAITING
-                    || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, "third open waits for the slot");
-            second.cancel();
-            RawH2Peer.Frame next = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM
-                    || f.type() == RawH2Peer.Frame.HEADERS, WAIT);
-            assertEquals(RawH2Peer.Frame.RST_STREAM, next.type(), "the reset that frees the slot comes first");
-            assertEquals(3, next.streamId());
-            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 5, WAIT);
-            assertEquals(5, third.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).id());
-            assertTrue(connection.isOpen());
+    @AfterEach
+    void close() {
+        if (connection != null) {
+            connection.close();
+        }
+        if (peer != null) {
+            peer.close();
         }
     }
 
     @Test
+    void aCancelledStreamsSlotIsHeldUntilItsResetIsWrittenAndTheNextHeadersFollowTheReset() throws Exception {
+        AtomicLong inUseAtReset = new AtomicLong(-1);
+        ((HelidonBusStream) first).afterResetWritten = () -> inUseAtReset.set(h.streamsInUse());
+        first.cancel();
+        assertEquals(1, inUseAtReset.get(), "the slot is still taken when the RST_STREAM reaches the wire");
+        assertEquals(0, h.streamsInUse(), "and free right after");
+
+        // with a waiter: the peer reads the reset before the next stream's HEADERS, every time
+        BusStream second = connection.open(dataStream(2), WAIT);
+        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 3, WAIT);
+        TransportFixture.WaitingOpen third = TransportFixture.openWaitingForSlot(connection, 3,
+                "third open waits for the slot");
+        second.cancel();
+        RawH2Peer.Frame next = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM
+                || f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+        assertEquals(RawH2Peer.Frame.RST_STREAM, next.type(), "the reset that frees the slot comes first");
+        assertEquals(3, next.streamId());
+        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 5, WAIT);
+        assertEquals(5, third.get().id());
+        assertTrue(connection.isOpen());
+    }
+
+    @Test
     void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
-            HelidonBusConnection h = (HelidonBusConnection) connection;
-            RawH2Peer.Connection wire = peer.accept(WAIT);
-            BusStream first = connection.open(dataStream(1), WAIT);
-            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
-            first.cancel();
-            assertNull(connection.open(dataStream(2), WAIT, () -> false), "abandoned once the slot was granted");
-            assertEquals(0, h.streamsInUse(), "its slot went back");
-            BusStream next = connection.open(dataStream(3), WAIT);
-            RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
-            assertEquals(3, headers.streamId(), "the abandoned stream wrote no HEADERS (and took no stream id)");
-            assertEquals(3, next.id());
-        }
+        first.cancel();
+        assertNull(connection.open(dataStream(2), WAIT, () -> false), "abandoned once the slot was granted");
+        assertEquals(0, h.streamsInUse(), "its slot went back");
+        BusStream next = connection.open(dataStream(3), WAIT);
+        RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+        assertEquals(3, headers.streamId(), "the abandoned stream wrote no HEADERS (and took no stream id)");
+        assertEquals(3, next.id());
     }
 }

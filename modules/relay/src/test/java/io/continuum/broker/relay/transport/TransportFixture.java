@@ -6,6 +6,8 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -92,5 +94,27 @@ final class TransportFixture {
             }
             LockSupport.parkNanos(10_000_000L);
         }
+    }
+
+    /** An {@code open()} on its own virtual thread, seen parked while it waits for a stream slot. */
+    record WaitingOpen(Thread thread, CompletableFuture<BusStream> stream) {
+        BusStream get() throws Exception {
+            return stream.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Opens data stream {@code id} on a virtual thread and returns once that thread waits (for a slot). */
+    static WaitingOpen openWaitingForSlot(BusConnection connection, long id, String what) {
+        CompletableFuture<BusStream> opened = new CompletableFuture<>();
+        Thread waiter = Thread.ofVirtual().start(() -> {
+            try {
+                opened.complete(connection.open(dataStream(id), WAIT));
+            } catch (TransportException | RuntimeException e) {
+                opened.completeExceptionally(e);
+            }
+        });
+        eventually(() -> waiter.getState() == Thread.State.WAITING
+                || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, what);
+        return new WaitingOpen(waiter, opened);
     }
 }

@@ -187,22 +187,14 @@ class WireLevelTest {
                     "an immediate grant lies inside the call to open()");
 
             long calledAt = System.nanoTime();
-            java.util.concurrent.CompletableFuture<BusStream> second = new java.util.concurrent.CompletableFuture<>();
-            Thread waiter = Thread.ofVirtual().start(() -> {
-                try {
-                    second.complete(connection.open(dataStream(2), WAIT));
-                } catch (TransportException | RuntimeException e) {
-                    second.completeExceptionally(e);
-                }
-            });
-            TransportFixture.eventually(() -> waiter.getState() == Thread.State.WAITING
-                    || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, "second open waits for the slot");
+            TransportFixture.WaitingOpen second = TransportFixture.openWaitingForSlot(connection, 2,
+                    "second open waits for the slot");
             long freedAt = System.nanoTime();
             first.cancel();
-            long granted = second.get(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).slotGrantedNanos();
+            long granted = second.get().slotGrantedNanos();
             assertTrue(granted - freedAt >= 0, "the grant comes after the slot was freed, not when open() was called");
             assertTrue(granted - calledAt > 0);
-            assertTrue(waiter.join(WAIT), "second stream opened once the slot was freed");
+            assertTrue(second.thread().join(WAIT), "second stream opened once the slot was freed");
         }
     }
 }
