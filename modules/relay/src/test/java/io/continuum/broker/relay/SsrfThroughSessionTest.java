@@ -11,9 +11,8 @@ import io.continuum.broker.relay.dial.AcceptRecorder;
 import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -33,17 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 @ExtendWith(LeakCheck.class)
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SsrfThroughSessionTest {
-    private static AcceptRecorder listener;
-
-    @BeforeAll
-    static void listen() throws Exception {
-        listener = new AcceptRecorder();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        listener.close();
-    }
+    @RegisterExtension
+    static final AcceptRecorder.PerClass listener = new AcceptRecorder.PerClass();
 
     static Stream<Arguments> rows() {
         return Stream.of(

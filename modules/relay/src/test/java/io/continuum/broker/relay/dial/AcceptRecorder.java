@@ -12,6 +12,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
 /**
  * A listener on the wildcard address (dual-stack, so it receives connections to 127.0.0.0/8, ::1,
  * 0.0.0.0 and ::) that records every accepted connection. Refused targets are given this
@@ -88,6 +92,34 @@ public final class AcceptRecorder implements AutoCloseable {
         }
         for (Socket s : all) {
             s.close();
+        }
+    }
+
+    /**
+     * One recorder for a whole test class ({@code @RegisterExtension static final AcceptRecorder.PerClass}):
+     * listening before the class's first test, closed after its last.
+     */
+    public static final class PerClass implements BeforeAllCallback, AfterAllCallback {
+        private AcceptRecorder recorder;
+
+        @Override
+        public void beforeAll(ExtensionContext context) throws IOException {
+            recorder = new AcceptRecorder();
+        }
+
+        @Override
+        public void afterAll(ExtensionContext context) throws IOException {
+            recorder.close();
+        }
+
+        /** @see AcceptRecorder#port() */
+        public int port() {
+            return recorder.port();
+        }
+
+        /** @see AcceptRecorder#acceptedBeforeSentinel() */
+        public List<Socket> acceptedBeforeSentinel() throws IOException, InterruptedException {
+            return recorder.acceptedBeforeSentinel();
         }
     }
 }

@@ -14,8 +14,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -39,17 +38,8 @@ class SsrfMatrixTest {
     private static final String NS = "dynamo";
     private static final Object CONNECTED = "connected";
 
-    private static AcceptRecorder listener;
-
-    @BeforeAll
-    static void listen() throws Exception {
-        listener = new AcceptRecorder();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        listener.close();
-    }
+    @RegisterExtension
+    static final AcceptRecorder.PerClass listener = new AcceptRecorder.PerClass();
 
     private static TableResolver dns() {
         try {
