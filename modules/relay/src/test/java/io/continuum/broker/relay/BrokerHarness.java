@@ -10,6 +10,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -179,6 +180,13 @@ public final class BrokerHarness implements AutoCloseable {
             return new RawPeerBroker(peer, broker, metrics, view);
         }
 
+        /** {@link #start} with loopback publishers allowed and port {@code publisherPort} on 127.0.0.1 advertised. */
+        public static RawPeerBroker startAdvertising(int publisherPort) throws IOException {
+            RawPeerBroker raw = start(c -> c.allowedCidrs(List.of(Cidr.parse("127.0.0.0/8"))));
+            raw.view().advertise(NAMESPACE, "127.0.0.1", publisherPort);
+            return raw;
+        }
+
         @Override
         public void close() {
             broker.close();
@@ -199,6 +207,19 @@ public final class BrokerHarness implements AutoCloseable {
 
     /** A started broker with one subscription open: the publisher, the router's session, and the stream's two ends. */
     public record Subscribed(Publisher publisher, RouterSession session, Socket upstream, RouterDataStream stream) {
+        /**
+         * The router announces a drain that lets open streams run for {@code drainMs}, then subscribes bus stream
+         * {@code id} to the same publisher; returns the broker's refusal of that subscribe (any other answer fails the test).
+         */
+        public Frame.StreamRefused drainThenSubscribe(long drainMs, long id) {
+            session.send(new Frame.Drain("maintenance", OptionalLong.of(drainMs)));
+            session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
+            Frame.ClientFrame answer = session.awaitAnswer(id, WAIT);
+            if (!(answer instanceof Frame.StreamRefused refused)) {
+                throw new AssertionError("a subscribe during a drain was not refused: " + answer);
+            }
+            return refused;
+        }
     }
 
     /**
@@ -269,6 +290,19 @@ public final class BrokerHarness implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * A loopback port nothing listens on (a listener opened and closed again), advertised: the broker may dial it, and
+     * the dial fails with connection refused.
+     */
+    public int advertiseClosedPort() throws IOException {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        view.advertise(NAMESPACE, "127.0.0.1", closedPort);
+        return closedPort;
     }
 
     public static void await(BooleanSupplier condition, String what) {

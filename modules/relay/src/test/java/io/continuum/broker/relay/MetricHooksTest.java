@@ -1,8 +1,6 @@
 package io.continuum.broker.relay;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
@@ -54,11 +52,7 @@ class MetricHooksTest {
     @Test
     void aDialThatFailsIsADialAndARefusalByACheckIsNot() throws IOException {
         h = new BrokerHarness();
-        int closedPort;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            closedPort = s.getLocalPort();
-        }
-        h.view.advertise(NAMESPACE, "127.0.0.1", closedPort);
+        int closedPort = h.advertiseClosedPort();
         RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", closedPort);
         Frame.StreamRefused refused = assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(1, WAIT));

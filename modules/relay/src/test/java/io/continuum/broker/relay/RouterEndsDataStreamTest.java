@@ -13,13 +13,11 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawBusRouter;
@@ -39,9 +37,8 @@ class RouterEndsDataStreamTest {
     @Test
     void routerEndingItsBodyHalfClosesThePublisherAndTheRelayGoesOnUntilThePublisherCloses() throws Exception {
         try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(
-                     c -> c.allowedCidrs(List.of(Cidr.parse("127.0.0.0/8"))))) {
-            raw.view().advertise(NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(
+                     publisher.getLocalPort())) {
             RawH2Peer peer = raw.peer();
             EventBroker broker = raw.broker();
             try (RawBusRouter router = RawBusRouter.acceptSession(peer, WAIT)) {

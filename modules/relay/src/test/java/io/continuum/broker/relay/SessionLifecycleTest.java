@@ -135,9 +135,7 @@ class SessionLifecycleTest {
     void aRouterDrainRefusesNewSubscribesLetsOpenStreamsFinishThenReconnects() throws IOException {
         h = new BrokerHarness();
         BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
-        subscribed.session().send(new Frame.Drain("maintenance", OptionalLong.of(60_000)));
-        subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
-        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
+        assertEquals(Code.DRAINING, subscribed.drainThenSubscribe(60_000, 2).code());
         // The open stream still flows during the drain.
         subscribed.upstream().getOutputStream().write("still here".getBytes(StandardCharsets.UTF_8));
         assertArrayEquals("still here".getBytes(StandardCharsets.UTF_8), subscribed.stream().readFromBroker(10));

@@ -10,7 +10,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.random.RandomGenerator;
@@ -31,7 +30,6 @@ import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.relay.BrokerHarness.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -104,9 +102,7 @@ class SessionShutdownAndDeadlinesTest {
         h = new BrokerHarness();
         BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
         // The router's drain would let the open stream run for ten minutes.
-        subscribed.session().send(new Frame.Drain("maintenance", OptionalLong.of(600_000)));
-        subscribed.session().subscribe(2, NAMESPACE, "127.0.0.1", subscribed.publisher().port());
-        assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, subscribed.session().awaitAnswer(2, WAIT)).code());
+        assertEquals(Code.DRAINING, subscribed.drainThenSubscribe(600_000, 2).code());
         Thread shutdown = BrokerHarness.shutdownInBackground(h.broker, Duration.ofMillis(300));
         Frame.Draining draining = subscribed.session().await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(300, draining.deadlineMs(), "the configured drain_deadline");

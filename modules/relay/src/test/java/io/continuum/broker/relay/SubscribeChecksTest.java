@@ -1,8 +1,6 @@
 package io.continuum.broker.relay;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 
@@ -33,9 +31,18 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 class SubscribeChecksTest {
     private BrokerHarness h;
 
-    private RouterSession started() {
-        h.start();
-        return h.router.awaitSession(WAIT);
+    /**
+     * Starts the broker, opens stream 1 to a publisher, then subscribes stream 2 to it: the broker has no stream left
+     * for it and must refuse it {@code too_many_streams}. Returns the publisher (stream 1's dial waits on it).
+     */
+    private BrokerHarness.Publisher secondStreamIsTooManyStreams() {
+        BrokerHarness.Publisher publisher = h.publisher();
+        RouterSession session = h.startSession();
+        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
+        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
+        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
+        assertEquals(Code.TOO_MANY_STREAMS, refused(session, 2).code());
+        return publisher;
     }
 
     private Frame.StreamRefused refused(RouterSession session, long id) {
@@ -46,7 +53,7 @@ class SubscribeChecksTest {
     void row1DrainingRefusesEverySubscribe() {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = started();
+        RouterSession session = h.startSession();
         // An open stream keeps the drain going (with none, the session would end at once).
         BrokerHarness.subscribeAndAwaitOpened(session, 1, publisher);
         session.send(new Frame.Drain("maintenance", java.util.OptionalLong.of(60_000)));
@@ -60,7 +67,7 @@ class SubscribeChecksTest {
     void row2AStreamIdAlreadyOpenIsADuplicate() {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = started();
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
         session.send(new Frame.Subscribe(1, new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port())));
@@ -72,18 +79,13 @@ class SubscribeChecksTest {
     void row3OpenPlusOpeningStreamsAreBoundedByMaxStreams() {
         h = new BrokerHarness(c -> c, r -> r.sessionPolicy(hello -> hello == null ? null
                 : InProcessRouter.SessionAnswer.welcome(-1, -1, 1, -1, -1)));
-        BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = started();
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
-        assertEquals(Code.TOO_MANY_STREAMS, refused(session, 2).code());
+        secondStreamIsTooManyStreams();
     }
 
     @Test
     void row4AnnouncedSourcesAndInvalidTargetsAreUnsupported() {
         h = new BrokerHarness();
-        RouterSession session = started();
+        RouterSession session = h.startSession();
         session.subscribe(1, new Target.AnnouncedSource("kv-listener-1"));
         session.sendRaw(FrameCodec.encodeJson(
                 "{\"type\":\"subscribe\",\"stream_id\":2,\"target\":{\"kind\":\"zmq_ipc\",\"path\":\"/x\"}}"));
@@ -99,7 +101,7 @@ class SubscribeChecksTest {
     void rows5To7OnlyAdvertisedPublishersOfCoveredNamespacesAreDialed() throws IOException {
         h = new BrokerHarness();
         BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = started();
+        RouterSession session = h.startSession();
         session.subscribe(1, "other-namespace", "127.0.0.1", publisher.port());
         session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port() == 65535 ? 1 : publisher.port() + 1);
         session.subscribe(3, "dynamo-canary", "127.0.0.1", publisher.port());
@@ -120,7 +122,7 @@ class SubscribeChecksTest {
         BrokerHarness.Publisher publisher = h.publisher();
         h.view.advertise(NAMESPACE, "169.254.169.254", 80);
         h.view.advertise(NAMESPACE, "localhost", publisher.port());
-        RouterSession session = started();
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         session.subscribe(2, NAMESPACE, "169.254.169.254", 80);
         session.subscribe(3, NAMESPACE, "localhost", publisher.port());
@@ -135,7 +137,7 @@ class SubscribeChecksTest {
     void row9AnAddressOutsideAllowedCidrsIsNotAllowed() {
         h = new BrokerHarness(c -> c.allowedCidrs(List.of(Cidr.parse("10.244.0.0/16"))), r -> r);
         BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = started();
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertEquals(Code.TARGET_NOT_ALLOWED, refused(session, 1).code());
         assertEquals(0, publisher.pendingConnections());
@@ -144,12 +146,8 @@ class SubscribeChecksTest {
     @Test
     void row10AClosedPortIsAnUpstreamConnectFailure() throws IOException {
         h = new BrokerHarness();
-        int closedPort;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            closedPort = s.getLocalPort();
-        }
-        h.view.advertise(NAMESPACE, "127.0.0.1", closedPort);
-        RouterSession session = started();
+        int closedPort = h.advertiseClosedPort();
+        RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", closedPort);
         assertEquals(Code.UPSTREAM_CONNECT_FAILED, refused(session, 1).code());
         assertEquals(1, h.metrics.get("refusals_total{code=upstream_connect_failed}"));
@@ -163,12 +161,7 @@ class SubscribeChecksTest {
                 s.maxConcurrentDials());
         // The session stream takes one of the two slots the router allows, the first data stream the other.
         h = new BrokerHarness(c -> c.timeouts(shortSlot), r -> r.maxConcurrentStreams(2));
-        BrokerHarness.Publisher publisher = h.publisher();
-        RouterSession session = started();
-        session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
-        assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-        session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port());
-        assertEquals(Code.TOO_MANY_STREAMS, refused(session, 2).code());
+        BrokerHarness.Publisher publisher = secondStreamIsTooManyStreams();
         publisher.awaitConnection();
         java.net.Socket second = publisher.awaitConnection();
         assertEquals(-1, readQuietly(second), "the upstream socket is closed when the slot wait expires");

@@ -6,7 +6,6 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalLong;
 
 import io.continuum.broker.metadata.watch.MetadataWatcher;
@@ -17,7 +16,6 @@ import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.relay.dial.FullBacklogListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
@@ -53,22 +51,18 @@ class RevocationTest {
     /** On the wire (raw HTTP/2 peer): the revoked data stream gets RST_STREAM CANCEL, then stream_closed. */
     @Test
     void anOpenStreamWhoseTargetIsWithdrawnIsResetWithCancelAndReportedTargetNotAdvertised() throws Exception {
-        CountingMetrics metrics = new CountingMetrics();
-        MutableView view = new MutableView().synced(true);
-        try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
-             BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
+        try (BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
                      new ServerSocket(0, 10, InetAddress.getLoopbackAddress()));
-             EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
-                     view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
-            broker.start();
-            RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
+            EventBroker broker = raw.broker();
+            RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
             session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")),
                     FrameCodec.encode(new Frame.Subscribe(5,
                             new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
             int dataStream = session.answerNextDataStream(WAIT);
             Socket upstream = publisher.awaitConnection();
             await(() -> broker.openStreams() == 1, "open");
-            view.withdraw(NAMESPACE, "127.0.0.1", publisher.port());
+            raw.view().withdraw(NAMESPACE, "127.0.0.1", publisher.port());
             int reset = dataStream;
             RawH2Peer.Frame rst = null;
             while (rst == null || session.busFrames().stream().noneMatch(f -> f instanceof Frame.StreamClosed)) {

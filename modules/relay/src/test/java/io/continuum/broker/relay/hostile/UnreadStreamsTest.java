@@ -8,7 +8,6 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
@@ -20,9 +19,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
-import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
@@ -55,15 +52,11 @@ class UnreadStreamsTest {
      */
     @Test
     void atTheSmallestStreamBudgetAReadStreamFlowsWhileUnreadOnesOverflow() throws Exception {
-        CountingMetrics metrics = new CountingMetrics();
-        MutableView view = new MutableView().synced(true);
-        try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
-             BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
+        try (BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
                      new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
-             EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
-                     view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
-            broker.start();
-            RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
+            EventBroker broker = raw.broker();
+            RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
             session.sendPacked(FrameCodec.encode(new Frame.Welcome(1, "raw", OptionalLong.empty(), OptionalLong.empty(),
                     OptionalLong.empty(), OptionalLong.of(SMALLEST_STREAM_BUDGET), OptionalLong.empty())));
             int unread = 6;
@@ -144,7 +137,7 @@ class UnreadStreamsTest {
             }
             assertTrue(!overflowed.contains(1L), "the read stream never overflowed");
             assertArrayEquals(sent.toByteArray(), arrived.toByteArray(), "every byte, in order");
-            assertEquals(unread, metrics.get("stream_closes_total{code=buffer_overflow}"));
+            assertEquals(unread, raw.metrics().get("stream_closes_total{code=buffer_overflow}"));
             await(() -> broker.openStreams() == 1, "only the read stream is open");
             await(() -> broker.status().bufferedBytes() == 0, "every charge returned");
         }
