@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -305,6 +306,20 @@ public final class BrokerHarness implements AutoCloseable {
         return closedPort;
     }
 
+    /** The head of {@code queue}, waiting up to {@link #WAIT} for one; none by then fails the test with {@code failure}. */
+    public static <T> T takeWithinWait(BlockingQueue<T> queue, String failure) {
+        try {
+            T head = queue.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            if (head == null) {
+                throw new AssertionError(failure);
+            }
+            return head;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
     public static void await(BooleanSupplier condition, String what) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
@@ -360,16 +375,7 @@ public final class BrokerHarness implements AutoCloseable {
         }
 
         public Socket awaitConnection() {
-            try {
-                Socket s = accepted.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-                if (s == null) {
-                    throw new AssertionError("the broker did not connect to the publisher");
-                }
-                return s;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
+            return takeWithinWait(accepted, "the broker did not connect to the publisher");
         }
 
         public int pendingConnections() {

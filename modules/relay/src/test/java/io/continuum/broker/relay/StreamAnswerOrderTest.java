@@ -78,10 +78,8 @@ class StreamAnswerOrderTest {
         ServerSocket b = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 8);
-        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
-        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
-        router.subscribe(11, NAMESPACE, "127.0.0.1", b.getLocalPort());
-        router.await(Frame.StreamOpened.class, f -> f.streamId() == 11, WAIT);
+        subscribeOpened(router, 9, a);
+        subscribeOpened(router, 11, b);
         Socket upA = accept(a);
         Socket upB = accept(b);
         RawH2Peer.Connection wire = router.wire();
@@ -109,8 +107,7 @@ class StreamAnswerOrderTest {
         await(() -> router.stream(5).bytes().length == 6, "publisher bytes on the other stream");
 
         // a new stream's head refers to the entry the ignored header block added (HPACK index 62)
-        router.subscribe(13, NAMESPACE, "127.0.0.1", b.getLocalPort());
-        router.await(Frame.StreamOpened.class, f -> f.streamId() == 13, WAIT);
+        subscribeOpened(router, 13, b);
         Socket upB2 = accept(b);
         wire.send(RawH2Peer.Frame.HEADERS, 0x4, 7, new byte[] {(byte) 0x88, (byte) 0xBE});
         wire.sendData(7, "x".getBytes(StandardCharsets.US_ASCII), false);
@@ -134,8 +131,7 @@ class StreamAnswerOrderTest {
         ServerSocket a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 1);
-        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
-        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+        subscribeOpened(router, 9, a);
         Socket up = accept(a);
         router.wire().sendStatus200(3, false); // and the router never ends this response
         up.getOutputStream().write(new byte[] {1, 2, 3});
@@ -186,8 +182,7 @@ class StreamAnswerOrderTest {
         ServerSocket b = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 1);
-        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
-        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+        subscribeOpened(router, 9, a);
         tap.holdAfter(f -> f instanceof Frame.StreamClosed c && c.streamId() == 9,
                 () -> metrics.get("subscribes_total{result=opened}") >= 2
                         || metrics.get("subscribes_total{result=refused}") >= 1);
@@ -211,8 +206,7 @@ class StreamAnswerOrderTest {
         ServerSocket b = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 2);
-        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
-        router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+        subscribeOpened(router, 9, a);
         router.subscribe(11, NAMESPACE, "127.0.0.1", b.getLocalPort());
         await(() -> tap.tracking().slotWaiters() == 1, "stream 11 waits for an HTTP/2 slot");
 
@@ -221,8 +215,7 @@ class StreamAnswerOrderTest {
         assertEquals(Code.TARGET_NOT_ADVERTISED, refused.code());
         router.send(new Frame.Unsubscribe(9)); // frees the slot stream 11 was waiting for
         await(() -> router.stream(3).reset(), "stream 9 reset");
-        router.subscribe(13, NAMESPACE, "127.0.0.1", a.getLocalPort());
-        router.await(Frame.StreamOpened.class, f -> f.streamId() == 13, WAIT);
+        subscribeOpened(router, 13, a);
 
         assertEquals(List.of("HEADERS 3", "RST_STREAM 3", "HEADERS 5"), router.dataStreamEvents(),
                 "no HEADERS for the refused stream 11");
@@ -286,6 +279,12 @@ class StreamAnswerOrderTest {
     }
 
     // ----------------------------------------------------------------------------------------------------------
+
+    /** Subscribes bus stream {@code id} to {@code publisher} and waits for its {@code stream_opened}. */
+    private static void subscribeOpened(RawBusRouter router, long id, ServerSocket publisher) throws Exception {
+        router.subscribe(id, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == id, WAIT);
+    }
 
     private static boolean answerFor(Frame f, long streamId) {
         return f instanceof Frame.StreamOpened o && o.streamId() == streamId

@@ -245,16 +245,7 @@ class TlsFailuresTest {
 
         @Override
         public long awaitAccept() {
-            try {
-                Long at = accepts.poll(BrokerHarness.WAIT.toMillis(), TimeUnit.MILLISECONDS);
-                if (at == null) {
-                    throw new AssertionError("the broker did not dial the bus port");
-                }
-                return at;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
+            return BrokerHarness.takeWithinWait(accepts, "the broker did not dial the bus port");
         }
 
         @Override

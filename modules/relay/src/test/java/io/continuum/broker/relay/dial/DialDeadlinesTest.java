@@ -258,6 +258,40 @@ class DialDeadlinesTest {
         }
     }
 
+    /**
+     * A loopback publisher, a dialer with one dial permit and connect budget {@code connectBudget} whose first connect
+     * waits at the {@link GateConnector}'s gate, and that first dial started and seen at the gate (holding the permit).
+     */
+    private record FirstDialHeld(ServerSocket publisher, GateConnector connector, UpstreamDialer dialer,
+                                 TargetCheck check, BackgroundDial first) implements AutoCloseable {
+        static FirstDialHeld start(Duration connectBudget) throws Exception {
+            ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+            try {
+                int port = publisher.getLocalPort();
+                GateConnector connector = new GateConnector();
+                UpstreamDialer dialer = Fixtures.dialer(Duration.ofSeconds(5), connectBudget, 1, connector);
+                TargetCheck check = Fixtures.check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port),
+                        new TableResolver(), Duration.ofSeconds(5), dialer);
+                BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
+                assertTrue(connector.firstEntered.await(30, TimeUnit.SECONDS));
+                return new FirstDialHeld(publisher, connector, dialer, check, first);
+            } catch (Exception | AssertionError e) {
+                publisher.close();
+                throw e;
+            }
+        }
+
+        /** Another dial of the same publisher through the same check. */
+        BackgroundDial dialAgain() {
+            return BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort()));
+        }
+
+        @Override
+        public void close() throws IOException {
+            publisher.close();
+        }
+    }
+
     private static void awaitQueued(UpstreamDialer dialer, int n) {
         long giveUp = System.nanoTime() + WAIT.toNanos();
         while (dialer.queuedDials() < n) {
@@ -270,16 +304,11 @@ class DialDeadlinesTest {
 
     @Test
     void aDialWaitingForAPermitKeepsTheDeadlineOfItsSubscribe() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            int port = publisher.getLocalPort();
-            GateConnector connector = new GateConnector();
-            UpstreamDialer dialer = dialer(Duration.ofSeconds(5), Duration.ofSeconds(3), 1, connector);
-            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
-                    Duration.ofSeconds(5), dialer);
-
-            BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
-            assertTrue(connector.firstEntered.await(30, TimeUnit.SECONDS));
-            BackgroundDial second = BackgroundDial.start(check, target("127.0.0.1", port));
+        try (FirstDialHeld held = FirstDialHeld.start(Duration.ofSeconds(3))) {
+            GateConnector connector = held.connector();
+            UpstreamDialer dialer = held.dialer();
+            BackgroundDial first = held.first();
+            BackgroundDial second = held.dialAgain();
             awaitQueued(dialer, 1);
             // From here on the second dial is in its connect stage, waiting for the permit: hold it a while.
             long queuedAt = System.nanoTime();
@@ -304,16 +333,10 @@ class DialDeadlinesTest {
 
     @Test
     void aDialThatGetsNoPermitWithinTheBudgetIsUpstreamConnectFailed() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            int port = publisher.getLocalPort();
-            GateConnector connector = new GateConnector();
-            UpstreamDialer dialer = dialer(Duration.ofSeconds(5), Duration.ofMillis(300), 1, connector);
-            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
-                    Duration.ofSeconds(5), dialer);
-
-            BackgroundDial first = BackgroundDial.start(check, target("127.0.0.1", port));
-            assertTrue(connector.firstEntered.await(30, TimeUnit.SECONDS));
-            DialResult second = BackgroundDial.start(check, target("127.0.0.1", port)).await(WAIT);
+        try (FirstDialHeld held = FirstDialHeld.start(Duration.ofMillis(300))) {
+            GateConnector connector = held.connector();
+            BackgroundDial first = held.first();
+            DialResult second = held.dialAgain().await(WAIT);
 
             assertEquals(new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "no dial slot within the connect budget"),
                     second);

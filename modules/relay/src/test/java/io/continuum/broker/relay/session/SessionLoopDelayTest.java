@@ -35,14 +35,15 @@ class SessionLoopDelayTest {
     }
 
     private static final Frame.Drain REBALANCE = new Frame.Drain("rebalance", OptionalLong.of(1000));
+    /** An attempt that never got a session: the connect failed. */
+    private static final SessionOutcome FAILED = new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED,
+            Duration.ZERO, null, null, "");
 
     @Test
     void consecutiveFailuresBackOffExponentiallyAndAStableSessionResetsTheSequence() {
         SessionLoop loop = loop();
-        SessionOutcome failed = new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO,
-                null, null, "");
-        assertEquals(Duration.ofSeconds(2), loop.nextDelay(failed));
-        assertEquals(Duration.ofSeconds(4), loop.nextDelay(failed));
+        assertEquals(Duration.ofSeconds(2), loop.nextDelay(FAILED));
+        assertEquals(Duration.ofSeconds(4), loop.nextDelay(FAILED));
         assertEquals(Duration.ofSeconds(8), loop.nextDelay(ended(EndReason.IDLE_TIMEOUT, Duration.ofSeconds(59), null)),
                 "a session welcomed for less than 60 s counts as a failed attempt");
         assertEquals(Duration.ofSeconds(2), loop.nextDelay(ended(EndReason.CONNECTION_LOST, Duration.ofSeconds(60), null)),
@@ -52,12 +53,10 @@ class SessionLoopDelayTest {
     @Test
     void aRebalanceDrainTakesTheFastPathOncePerMinuteWithoutTouchingTheBackoff() {
         SessionLoop loop = loop();
-        SessionOutcome failed = new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO,
-                null, null, "");
-        loop.nextDelay(failed);
+        loop.nextDelay(FAILED);
         Duration fast = loop.nextDelay(ended(EndReason.DRAINED, Duration.ZERO, REBALANCE));
         assertEquals(Duration.ofMillis(500), fast);
-        assertEquals(Duration.ofSeconds(4), loop.nextDelay(failed), "the fast path did not reset or advance the sequence");
+        assertEquals(Duration.ofSeconds(4), loop.nextDelay(FAILED), "the fast path did not reset or advance the sequence");
         now[0] += Duration.ofSeconds(30).toNanos();
         assertEquals(Duration.ofSeconds(8), loop.nextDelay(ended(EndReason.DRAINED, Duration.ZERO, REBALANCE)),
                 "a second rebalance within 60 s uses the backoff");
@@ -68,15 +67,13 @@ class SessionLoopDelayTest {
     @Test
     void aLongSessionEndedByARebalanceDrainStillResetsTheBackoff() {
         SessionLoop loop = loop();
-        SessionOutcome failed = new SessionOutcome(AttemptResult.FAILED, EndReason.CONNECT_FAILED, Duration.ZERO,
-                null, null, "");
-        loop.nextDelay(failed);
-        loop.nextDelay(failed);
-        loop.nextDelay(failed);
+        loop.nextDelay(FAILED);
+        loop.nextDelay(FAILED);
+        loop.nextDelay(FAILED);
         assertEquals(Duration.ofMillis(500), loop.nextDelay(ended(EndReason.DRAINED, Duration.ofSeconds(60), REBALANCE)),
                 "the rebalance fast path");
         // The session that stayed welcomed for 60 s resets the sequence; the fast path itself does not count.
-        assertEquals(Duration.ofSeconds(2), loop.nextDelay(failed), "n = 1 again after a 60 s session");
+        assertEquals(Duration.ofSeconds(2), loop.nextDelay(FAILED), "n = 1 again after a 60 s session");
     }
 
     @Test

@@ -77,19 +77,8 @@ class ConnectFailuresTest {
 
     @Test
     void serverWithoutAlpnH2IsRefused() throws Exception {
-        try (SSLServerSocket listener = (SSLServerSocket) TransportFixture.SERVER.serverContext()
-                .getServerSocketFactory().createServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-            var parameters = listener.getSSLParameters();
-            parameters.setApplicationProtocols(new String[] {"http/1.1"});
-            listener.setSSLParameters(parameters);
-            Thread server = Thread.ofVirtual().start(() -> {
-                try (SSLSocket s = (SSLSocket) listener.accept()) {
-                    s.startHandshake();
-                    s.getInputStream().read();
-                } catch (IOException ignored) {
-                    // client hangs up
-                }
-            });
+        try (SSLServerSocket listener = tlsListener("http/1.1")) {
+            Thread server = handshakeThenReadToTheEnd(listener);
             BusConnectException e = assertThrows(BusConnectException.class, () -> new HelidonBusConnector()
                     .connect(endpoint(URI.create("https://localhost:" + listener.getLocalPort()))));
             assertEquals(BusConnectException.Kind.TLS, e.kind());
@@ -128,19 +117,8 @@ class ConnectFailuresTest {
             accept.join(WAIT);
         }
         // completes TLS with h2 but never sends SETTINGS: Helidon alone would wait 20 s
-        try (SSLServerSocket listener = (SSLServerSocket) TransportFixture.SERVER.serverContext()
-                .getServerSocketFactory().createServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-            var parameters = listener.getSSLParameters();
-            parameters.setApplicationProtocols(new String[] {"h2"});
-            listener.setSSLParameters(parameters);
-            Thread accept = Thread.ofVirtual().start(() -> {
-                try (SSLSocket s = (SSLSocket) listener.accept()) {
-                    s.startHandshake();
-                    s.getInputStream().readAllBytes();
-                } catch (IOException ignored) {
-                    // closed by the client
-                }
-            });
+        try (SSLServerSocket listener = tlsListener("h2")) {
+            Thread accept = handshakeThenReadToTheEnd(listener);
             long start = System.nanoTime();
             assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(endpointWith(
                     URI.create("https://localhost:" + listener.getLocalPort()),
@@ -155,5 +133,27 @@ class ConnectFailuresTest {
     @Test
     void plaintextUrlIsRejected() {
         assertThrows(IllegalArgumentException.class, () -> endpoint(URI.create("http://localhost:1")));
+    }
+
+    /** A TLS listener on loopback with the test server's identity, offering only the ALPN protocol {@code alpn}. */
+    private static SSLServerSocket tlsListener(String alpn) throws IOException {
+        SSLServerSocket listener = (SSLServerSocket) TransportFixture.SERVER.serverContext()
+                .getServerSocketFactory().createServerSocket(0, 5, InetAddress.getLoopbackAddress());
+        var parameters = listener.getSSLParameters();
+        parameters.setApplicationProtocols(new String[] {alpn});
+        listener.setSSLParameters(parameters);
+        return listener;
+    }
+
+    /** Accepts one connection on a virtual thread, handshakes, and reads until the client hangs up (or the handshake fails). */
+    private static Thread handshakeThenReadToTheEnd(SSLServerSocket listener) {
+        return Thread.ofVirtual().start(() -> {
+            try (SSLSocket s = (SSLSocket) listener.accept()) {
+                s.startHandshake();
+                s.getInputStream().readAllBytes();
+            } catch (IOException ignored) {
+                // closed by the client
+            }
+        });
     }
 }
