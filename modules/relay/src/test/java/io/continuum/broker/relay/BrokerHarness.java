@@ -284,7 +284,7 @@ public final class BrokerHarness implements AutoCloseable {
     /** A loopback publisher the test drives by hand: accepts connections and hands them over. */
     public Publisher publisher() {
         try {
-            Publisher p = new Publisher(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+            Publisher p = Publisher.onLoopback(50);
             closeables.add(p);
             view.advertise(NAMESPACE, "127.0.0.1", p.port());
             return p;
@@ -362,6 +362,11 @@ public final class BrokerHarness implements AutoCloseable {
         /** Every connection ever accepted, also those handed to the test: all closed with the publisher. */
         private final List<Socket> all = new CopyOnWriteArrayList<>();
         private final AcceptLoop loop;
+
+        /** A publisher on a free loopback port whose listener queues up to {@code backlog} connections. */
+        public static Publisher onLoopback(int backlog) throws IOException {
+            return new Publisher(new ServerSocket(0, backlog, InetAddress.getLoopbackAddress()));
+        }
 
         public Publisher(ServerSocket server) {
             this.loop = AcceptLoop.start("publisher-accept", server, s -> {

@@ -51,8 +51,7 @@ class RevocationTest {
     /** On the wire (raw HTTP/2 peer): the revoked data stream gets RST_STREAM CANCEL, then stream_closed. */
     @Test
     void anOpenStreamWhoseTargetIsWithdrawnIsResetWithCancelAndReportedTargetNotAdvertised() throws Exception {
-        try (BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
-                     new ServerSocket(0, 10, InetAddress.getLoopbackAddress()));
+        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
             EventBroker broker = raw.broker();
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();

@@ -1,12 +1,9 @@
 package io.continuum.broker.relay.hostile;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 
@@ -14,9 +11,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
-import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
@@ -41,15 +36,10 @@ class RstStormTest {
     @Test
     void everyResetStreamClosesItsPublisherSocketSilentlyAndTheSessionCarriesOn() throws Exception {
         int storm = 300;
-        CountingMetrics metrics = new CountingMetrics();
-        MutableView view = new MutableView().synced(true);
-        try (RawH2Peer peer = RawH2Peer.start(BrokerHarness.SERVER, Map.of());
-             BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
-                     new ServerSocket(0, storm, InetAddress.getLoopbackAddress()));
-             EventBroker broker = Brokers.against(peer.busUrl(), "broker-a",
-                     view.advertise(NAMESPACE, "127.0.0.1", publisher.port()), metrics)) {
-            broker.start();
-            RawBusRouter session = RawBusRouter.accept(peer, WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(storm);
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
+            EventBroker broker = raw.broker();
+            RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
             session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")));
             byte[][] subscribes = new byte[storm][];
             for (int i = 0; i < storm; i++) {
@@ -71,8 +61,8 @@ class RstStormTest {
                 upstream.close();
             }
             await(() -> broker.openStreams() == 0, "every reset stream gone");
-            assertEquals(storm, metrics.get("subscribes_total{result=opened}"));
-            assertTrue(metrics.connected(), "the session carries on");
+            assertEquals(storm, raw.metrics().get("subscribes_total{result=opened}"));
+            assertTrue(raw.metrics().connected(), "the session carries on");
 
             // A stream the router keeps works as ever, and nothing was reported for the reset ones.
             session.sendPacked(FrameCodec.encode(new Frame.Subscribe(storm + 1,
@@ -93,9 +83,9 @@ class RstStormTest {
             assertArrayEquals(new byte[] {1, 2, 3}, got);
             assertTrue(session.busFrames().stream().noneMatch(f -> f instanceof Frame.StreamClosed
                     || f instanceof Frame.StreamRefused), "reset streams are closed silently");
-            assertEquals(0, metrics.get("session_ends_total{reason=connection_lost}")
-                    + metrics.get("session_ends_total{reason=router_closed}")
-                    + metrics.get("session_ends_total{reason=protocol_error}"));
+            assertEquals(0, raw.metrics().get("session_ends_total{reason=connection_lost}")
+                    + raw.metrics().get("session_ends_total{reason=router_closed}")
+                    + raw.metrics().get("session_ends_total{reason=protocol_error}"));
             assertEquals(1, broker.openStreams());
         }
     }

@@ -2,8 +2,6 @@ package io.continuum.broker.relay.hostile;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -52,8 +50,7 @@ class UnreadStreamsTest {
      */
     @Test
     void atTheSmallestStreamBudgetAReadStreamFlowsWhileUnreadOnesOverflow() throws Exception {
-        try (BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(
-                     new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(50);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
             EventBroker broker = raw.broker();
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
