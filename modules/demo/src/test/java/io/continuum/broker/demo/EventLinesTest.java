@@ -7,7 +7,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -29,11 +28,8 @@ import io.continuum.broker.testing.logs.Logfmt;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -49,27 +45,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code event} first, the hostile reason comes back as exactly one field, and every event and field seen
  * is listed in docs/operations.md.
  */
-class EventLinesTest {
-    private static final Duration WAIT = Duration.ofSeconds(60);
+class EventLinesTest extends ChildBrokerTest {
     private static final String CREDENTIAL = "event-lines-credential-0123456789abcdef";
     /** What a hostile router puts in a drain reason: quotes, a line break, fields and a whole forged line. */
     static final String HOSTILE = "rebalance\" event=forged forged=1 level=error\n"
             + "ts=2026-01-01T00:00:00Z level=error logger=x event=forged forged=2\r\\\" {\"forged\":3}\u2028";
 
-    @TempDir
-    Path dir;
-    private BrokerPeers peers;
-    private Process child;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        peers = BrokerPeers.start(dir, CREDENTIAL);
-    }
-
-    @AfterEach
-    void tearDown() throws IOException, InterruptedException {
-        BrokerProcess.stopAndScan(child, dir, WAIT);
-        peers.close();
+    @Override
+    String credential() {
+        return CREDENTIAL;
     }
 
     @Test

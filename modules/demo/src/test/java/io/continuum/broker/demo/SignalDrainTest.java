@@ -9,8 +9,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -21,11 +19,9 @@ import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -36,26 +32,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code Main}: SIGTERM sends {@code draining}, lets the open stream finish, exits 0; a second
  * SIGTERM exits at once with 128 + 15.
  */
-class SignalDrainTest {
-    private static final Duration WAIT = Duration.ofSeconds(60);
+class SignalDrainTest extends ChildBrokerTest {
     private static final String CREDENTIAL = "signal-test-credential-0123456789abcdef";
 
-    @TempDir
-    Path dir;
-    private BrokerPeers peers;
-    private Process child;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        peers = BrokerPeers.start(dir, CREDENTIAL);
-        peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.getLocalPort()));
-        BrokerProcess.writeConfig(dir, peers.router.url().toString(), "signal-test", "drain_deadline: 60s");
+    @Override
+    String credential() {
+        return CREDENTIAL;
     }
 
-    @AfterEach
-    void tearDown() throws IOException, InterruptedException {
-        BrokerProcess.stopAndScan(child, dir, WAIT);
-        peers.close();
+    @BeforeEach
+    void advertiseAndConfigure() throws IOException {
+        peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.getLocalPort()));
+        BrokerProcess.writeConfig(dir, peers.router.url().toString(), "signal-test", "drain_deadline: 60s");
     }
 
     private RouterSession startBrokerWithOneOpenStream() throws IOException {
