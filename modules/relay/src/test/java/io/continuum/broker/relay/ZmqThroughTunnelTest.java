@@ -12,6 +12,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.leaks.Census;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.zeromq.SocketType;
@@ -22,6 +23,7 @@ import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A real ZMQ publisher and subscriber (JeroMQ) talking ZMTP through the tunnel: PUB on the
@@ -58,6 +60,14 @@ class ZmqThroughTunnelTest {
                 pub.sendMore("kv-events");
                 pub.send("warmup");
                 first = sub.recv();
+            }
+            if (first == null) {
+                // Say which direction stopped and where every thread waits (a stall seen twice in CI, cause open).
+                System.err.println(Census.threadDump());
+                fail("the subscription never crossed the tunnel: relayed upstream_to_router="
+                        + h.metrics.get("relayed_bytes_total{direction=upstream_to_router}") + " router_to_upstream="
+                        + h.metrics.get("relayed_bytes_total{direction=router_to_upstream}") + " open streams="
+                        + h.broker.openStreams());
             }
             assertEquals("kv-events", new String(first, StandardCharsets.UTF_8), "the subscription crossed the tunnel");
             sub.recv(); // its payload

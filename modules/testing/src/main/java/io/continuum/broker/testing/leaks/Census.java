@@ -91,6 +91,27 @@ public final class Census {
         }
     }
 
+    /**
+     * Every live thread, platform and virtual, with its stack, as the JDK's plain-text thread dump: what a test
+     * prints when something stalled, so the run that failed says where each thread waited.
+     */
+    public static String threadDump() {
+        try {
+            Path dir = Files.createTempDirectory("census");
+            Path file = dir.resolve("threads.txt");
+            try {
+                ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+                        .dumpThreads(file.toString(), HotSpotDiagnosticMXBean.ThreadDumpFormat.TEXT_PLAIN);
+                return Files.readString(file);
+            } finally {
+                Files.deleteIfExists(file);
+                Files.deleteIfExists(dir);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Walks any JSON value; an object with a {@code tid} field is a thread. The parser is on the value's token. */
     private static void collect(JsonParser p, Map<Long, LiveThread> out) throws IOException {
         if (p.currentToken() == JsonToken.START_ARRAY) {
