@@ -266,25 +266,25 @@ public final class Demo {
         }
     }
 
-    /** A ZMQ SUB on the router side, connected to the data stream through a loopback bridge. */
+    /**
+     * A ZMQ SUB on the router side, joined to the data stream by a loopback bridge that dials it (the SUB binds:
+     * see {@link RouterDataStream#bridgeTo}).
+     */
     private static final class Subscriber implements AutoCloseable {
         final String publisher;
         final AtomicLong messages = new AtomicLong();
         final AtomicReference<String> last = new AtomicReference<>();
         final ZMQ.Socket sub;
-        final ServerSocket bridge;
+        final Socket bridge;
         final Thread reader;
         volatile long shown;
 
         Subscriber(String publisher, ZContext zmq, RouterDataStream stream) throws IOException {
             this.publisher = publisher;
-            this.bridge = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
             this.sub = zmq.createSocket(SocketType.SUB);
             sub.subscribe("kv-events".getBytes(StandardCharsets.UTF_8));
             sub.setReceiveTimeOut(500);
-            sub.connect("tcp://127.0.0.1:" + bridge.getLocalPort());
-            Socket accepted = bridge.accept();
-            stream.bridge(accepted);
+            this.bridge = stream.bridgeTo(sub.bindToRandomPort("tcp://127.0.0.1"));
             this.reader = Thread.ofPlatform().daemon().name("demo-sub-" + publisher).start(this::read);
         }
 

@@ -21,6 +21,7 @@ public final class RouterDataStream {
     private final OutputStream toBroker;
     private final Runnable resetter;
     private final java.util.concurrent.atomic.AtomicLong bridgedToBroker = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong bridgedFromBroker = new java.util.concurrent.atomic.AtomicLong();
     private final CountDownLatch requestDone = new CountDownLatch(1);
     private final CountDownLatch responseDone = new CountDownLatch(1);
 
@@ -102,7 +103,13 @@ public final class RouterDataStream {
     public void bridge(Socket socket) {
         Thread.ofVirtual().name("bridge-" + streamId + "-in").start(() -> {
             try (socket) {
-                fromBroker.transferTo(socket.getOutputStream());
+                OutputStream out = socket.getOutputStream();
+                byte[] buf = new byte[16 * 1024];
+                int n;
+                while ((n = fromBroker.read(buf)) >= 0) {
+                    out.write(buf, 0, n);
+                    bridgedFromBroker.addAndGet(n);
+                }
             } catch (IOException ignored) {
                 // either side went away
             } finally {
@@ -128,12 +135,43 @@ public final class RouterDataStream {
     }
 
     /**
+     * Dials a port on 127.0.0.1 where a peer listens (a JeroMQ SUB bound with {@code bindToRandomPort}) and
+     * {@link #bridge bridges} this stream to it.
+     *
+     * <p>Why the router-side ZMQ socket binds rather than connects: JeroMQ 0.6.0's poller can lose the
+     * registration of a freshly connected socket when its connect completes in the same poller round as the
+     * hand-off to the socket's engine (jeromq pull request 1022; {@code JeroMqConnectHandOffTest} shows the
+     * mechanism). The connection is then up but JeroMQ never sends its greeting, so a bridge that accepted it
+     * relays nothing, and JeroMQ only reconnects when its 30 s handshake timer fires. It hit about one fresh
+     * connection in ten in a cold test JVM. A bound socket takes JeroMQ's accept path, which registers a new
+     * channel and cannot lose it.
+     *
+     * @param port the port on 127.0.0.1 the peer listens on
+     * @return the bridged socket (close it to end the bridge)
+     * @throws IOException if the dial fails
+     */
+    public Socket bridgeTo(int port) throws IOException {
+        Socket socket = new Socket("127.0.0.1", port);
+        bridge(socket);
+        return socket;
+    }
+
+    /**
      * Bytes a {@link #bridge} has written toward the broker (flushed).
      *
      * @return bytes
      */
     public long bridgedToBroker() {
         return bridgedToBroker.get();
+    }
+
+    /**
+     * Bytes a {@link #bridge} has read from the broker and written to its socket.
+     *
+     * @return bytes
+     */
+    public long bridgedFromBroker() {
+        return bridgedFromBroker.get();
     }
 
     /**
