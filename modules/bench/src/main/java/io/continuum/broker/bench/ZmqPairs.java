@@ -117,7 +117,9 @@ final class ZmqPairs {
         try {
             return tryPair(kind);
         } catch (IllegalStateException e) {
-            // counted and reported: a failed join is retried once with fresh sockets
+            // counted and reported: a failed join is retried once with fresh sockets. The usual cause is JeroMQ's
+            // connecting SUB losing its own connection (RouterDataStream#bridgeTo says how); on the direct and
+            // stunnel paths one ZMQ socket has to connect.
             joinFailures.incrementAndGet();
             log(e.getMessage() + "; router saw: " + (broker.session() == null ? "" : broker.session().drainReceived()) + "; retrying");
             return tryPair(kind);
