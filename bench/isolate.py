@@ -12,7 +12,9 @@ socket) and the stunnel server. CPU comes from /proc/<pid>/stat (utime + stime) 
 Paths: direct (PUB -> SUB), stunnel (PUB -> stunnel server -> TLS -> stunnel client -> SUB) and broker
 (PUB -> broker -> TLS HTTP/2 -> lean router -> SUB). Everything on 127.0.0.1; every loop is bounded in count and
 time. Environment: ISOLATE_BROKER_OPTS (extra JVM options for the broker, e.g. a profiler agent),
-ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_SEED (default 18),
+ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_DYNAMO_PEERS (libzmq,
+the default: bench/dynamo-peers.c, built by bench/run.sh into ISOLATE_DYNAMO_PEERS_BIN; or jeromq: DynamoPeers),
+ISOLATE_SEED (default 18),
 ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of its measured runs, after
 the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
 ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
@@ -477,15 +479,28 @@ def throughput(rig, path, size, count):
 # ------------------------------------------------------------------------------------------------------------
 # the Dynamo-shaped load: many publishers on one session, KV-event-sized messages, bursts, verified
 
+def dynamo_peers_command(rig, seed):
+    """The Dynamo-shaped load's peers: bench/dynamo-peers.c on libzmq (ISOLATE_DYNAMO_PEERS_BIN, built by
+    bench/run.sh), or with ISOLATE_DYNAMO_PEERS=jeromq the JeroMQ DynamoPeers, which cannot keep the nominal
+    schedule on one core. Same load, protocol and checks for the same seed."""
+    args = [str(seed), str(DYN["publishers"]), str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])]
+    if DYN_PEERS == "jeromq":
+        return [rig.java, "-Xmx2g", "-XX:+UseParallelGC", "-cp", rig.classpath,
+                "io.continuum.broker.bench.DynamoPeers", *args]
+    binary = os.environ.get("ISOLATE_DYNAMO_PEERS_BIN", "")
+    if not os.access(binary, os.X_OK):
+        raise RuntimeError("ISOLATE_DYNAMO_PEERS_BIN names no executable: run through bench/run.sh, which builds "
+                           "bench/dynamo-peers.c, or set ISOLATE_DYNAMO_PEERS=jeromq")
+    return [binary, *args]
+
+
 def dynamo(rig, seed, name="broker"):
-    """DynamoPeers (JeroMQ, core 1) drives the load through the broker; the broker's CPU over its schedule."""
+    """The Dynamo peers (core 1) drive the load through the broker; the broker's CPU over its schedule."""
     side = rig.sides[name]
     closed0 = side.router_stats()
     side.broker.ask("peak-reset")
     heap_before = side.heap()[0]
-    peers = LineProc(["taskset", "-c", PEER_CORE, rig.java, "-Xmx2g", "-XX:+UseParallelGC", "-cp", rig.classpath,
-                      "io.continuum.broker.bench.DynamoPeers", str(seed), str(DYN["publishers"]),
-                      str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])],
+    peers = LineProc(["taskset", "-c", PEER_CORE, *dynamo_peers_command(rig, seed)],
                      os.path.join(rig.work, "dynamo.log"))
     try:
         ports = peers.read_until("ports ").split()[1:]
@@ -743,6 +758,7 @@ def ab_table(lat, thr, sizes, dyn, mains):
 
 _d = [int(x) for x in os.environ.get("ISOLATE_DYNAMO", "256,100,1000,10").split(",")]
 DYN = {"publishers": _d[0], "min_rate": _d[1], "max_rate": _d[2], "seconds": _d[3]}
+DYN_PEERS = os.environ.get("ISOLATE_DYNAMO_PEERS", "libzmq")
 
 if __name__ == "__main__":
     main()
