@@ -20,7 +20,8 @@ the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per
 ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
 a subset, e.g. broker alone under a profiler; the targets need all three), ISOLATE_BROKER_B_CP=<classpath> (a
 second broker, "broker-b", on that classpath in front of the common one, with its own lean router: two builds
-A/B'd in one invocation, run by run; bench/ab.sh sets it up), ISOLATE_ROUTER_OPTS (JVM options of the lean
+A/B'd in one invocation, run by run; bench/ab.sh sets it up), ISOLATE_BROKER_B_OPTS (JVM options added for
+"broker-b" only: with it alone, one build A/B'd against itself with other JVM options), ISOLATE_ROUTER_OPTS (JVM options of the lean
 routers, e.g. -Dbench.leanMaxFrame=65536 to announce a larger SETTINGS_MAX_FRAME_SIZE).
 """
 import gc
@@ -169,6 +170,8 @@ class Side:
                                os.path.join(rig.work, f"router-{name}.log"))
         url = self.router.read_until("url ").split()[1]
         opts = os.environ.get("ISOLATE_BROKER_OPTS", "").split()
+        if name == "broker-b":
+            opts += os.environ.get("ISOLATE_BROKER_B_OPTS", "").split()
         self.broker = LineProc(["taskset", "-c", BROKER_CORE, java, "-Xmx512m", "-XX:+UseG1GC", *opts,
                                 "-cp", classpath, "io.continuum.broker.bench.BrokerChild",
                                 url, os.path.join(rig.work, "ca.pem"), CREDENTIAL],
@@ -202,8 +205,8 @@ class Rig:
         try:
             self.sides["broker"] = Side(self, "broker", classpath)
             if "broker-b" in paths:
-                self.sides["broker-b"] = Side(self, "broker-b",
-                                              os.environ["ISOLATE_BROKER_B_CP"] + ":" + classpath)
+                b_cp = os.environ.get("ISOLATE_BROKER_B_CP", "")
+                self.sides["broker-b"] = Side(self, "broker-b", b_cp + ":" + classpath if b_cp else classpath)
         except BaseException:
             self.close()
             raise
@@ -560,7 +563,7 @@ def main():
     paths = os.environ.get("ISOLATE_PATHS", "direct,stunnel,broker").split(",")
     t_start = time.monotonic()
     loads = [loadavg()]
-    if os.environ.get("ISOLATE_BROKER_B_CP") and "broker-b" not in paths:
+    if (os.environ.get("ISOLATE_BROKER_B_CP") or os.environ.get("ISOLATE_BROKER_B_OPTS")) and "broker-b" not in paths:
         paths.append("broker-b")
     rig = Rig(classpath, paths)
     lat = {p: [] for p in paths}
@@ -720,7 +723,10 @@ def ab_table(lat, thr, sizes, dyn, mains):
     classpath) against it, per run too."""
     if not any(p == "broker-b" for p in lat) and not any(p == "broker-b" for _, p in thr):
         return []
-    o = ["\n#### A/B: broker-b (ISOLATE_BROKER_B_CP) against broker (this build), same runs, interleaved\n",
+    b_is = ", ".join(x for x in (os.environ.get("ISOLATE_BROKER_B_CP") and "ISOLATE_BROKER_B_CP",
+                                  os.environ.get("ISOLATE_BROKER_B_OPTS") and
+                                  "ISOLATE_BROKER_B_OPTS=" + os.environ["ISOLATE_BROKER_B_OPTS"]) if x)
+    o = [f"\n#### A/B: broker-b ({b_is}) against broker (this build), same runs, interleaved\n",
          "| figure | broker-b median | broker median | broker ÷ broker-b | broker-b per run | broker per run |",
          "|---|---:|---:|---:|---|---|"]
 
