@@ -164,7 +164,10 @@ class Side:
     def __init__(self, rig, name, classpath):
         self.name = name
         java = rig.java
-        self.router = LineProc(["taskset", "-c", PEER_CORE, java, "-Xmx512m", "-XX:+UseParallelGC",
+        # A young generation large enough that the router never collects during a latency run: its pauses (20-38 ms
+        # with -Xmx512m, ParallelGC on the shared core) delayed only the broker path's messages (stunnel's server
+        # has no GC), so they were counted as the broker's.
+        self.router = LineProc(["taskset", "-c", PEER_CORE, java, "-Xmx4g", "-Xmn3g", "-XX:+UseParallelGC",
                                 *os.environ.get("ISOLATE_ROUTER_OPTS", "").split(), "-cp", rig.classpath,
                                 "io.continuum.broker.bench.LeanRouter", rig.work],
                                os.path.join(rig.work, f"router-{name}.log"))
