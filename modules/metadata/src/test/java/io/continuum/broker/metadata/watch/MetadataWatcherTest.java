@@ -79,6 +79,14 @@ class MetadataWatcherTest {
         return w.start();
     }
 
+    /** Starts a watcher of "ns1" and returns it synced, with its watch open on the API server. */
+    private MetadataWatcher startWatching(MetadataWatcher.Builder builder) throws Exception {
+        MetadataWatcher w = start(builder);
+        assertTrue(w.awaitSynced(WAIT));
+        api.awaitOpenWatches("ns1", 1, WAIT);
+        return w;
+    }
+
     static String resource(String name, String... endpoints) {
         StringBuilder channels = new StringBuilder();
         for (int i = 0; i < endpoints.length; i++) {
@@ -207,9 +215,7 @@ class MetadataWatcherTest {
         api();
         api.put("ns1", resource("a", "tcp://10.3.0.1:5557"));
         api.put("ns1", resource("b", "tcp://10.3.0.2:5557"));
-        MetadataWatcher w = start(watcher("ns1"));
-        assertTrue(w.awaitSynced(WAIT));
-        api.awaitOpenWatches("ns1", 1, WAIT);
+        MetadataWatcher w = startWatching(watcher("ns1"));
         Changes changes = new Changes();
         w.onChange(changes);
 
@@ -240,9 +246,7 @@ class MetadataWatcherTest {
         api();
         api.put("ns1", resource("a", "tcp://10.4.0.1:5557"));
         api.put("ns1", resource("b", "tcp://10.4.0.2:5557"));
-        MetadataWatcher w = start(watcher("ns1"));
-        assertTrue(w.awaitSynced(WAIT));
-        api.awaitOpenWatches("ns1", 1, WAIT);
+        MetadataWatcher w = startWatching(watcher("ns1"));
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger flickers = new AtomicInteger();
@@ -415,9 +419,7 @@ class MetadataWatcherTest {
     @Test
     void malformedWatchObjectsAreSkippedNotFatal() throws Exception {
         api();
-        MetadataWatcher w = start(watcher("ns1"));
-        assertTrue(w.awaitSynced(WAIT));
-        api.awaitOpenWatches("ns1", 1, WAIT);
+        MetadataWatcher w = startWatching(watcher("ns1"));
         Changes changes = new Changes();
         w.onChange(changes);
         api.put("ns1", "bad-1", "{\"metadata\":{},\"spec\":{}}");
@@ -436,9 +438,7 @@ class MetadataWatcherTest {
         api();
         api.put("ns1", resource("a", "tcp://10.8.0.1:1", "tcp://10.8.0.1:2"));
         api.put("ns1", resource("b", "tcp://10.8.0.2:1", "tcp://10.8.0.2:2"));
-        MetadataWatcher w = start(watcher("ns1").limits(new Limits(16_384, 1_024, 256, 4, 1_024, 65_536, 256)));
-        assertTrue(w.awaitSynced(WAIT));
-        api.awaitOpenWatches("ns1", 1, WAIT);
+        MetadataWatcher w = startWatching(watcher("ns1").limits(new Limits(16_384, 1_024, 256, 4, 1_024, 65_536, 256)));
         assertEquals(4, w.referenceCount());
         Changes changes = new Changes();
         w.onChange(changes);
