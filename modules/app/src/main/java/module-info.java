@@ -10,9 +10,7 @@ module io.continuum.broker.app {
     requires org.yaml.snakeyaml;
     requires io.helidon.metrics.api;
     requires micrometer.core;
-    requires io.helidon.webserver.observe;
-    requires io.helidon.webserver.observe.metrics;
-    requires io.helidon.health;
+    requires io.helidon.common.media.type;
     requires io.continuum.broker.event;
     requires java.logging;
     requires java.management;
@@ -20,4 +18,7 @@ module io.continuum.broker.app {
     requires jdk.unsupported;
 
     exports io.continuum.broker.app;
+
+    // /metrics finds Helidon's Micrometer formatter with the JDK's ServiceLoader (MetricsEndpoint).
+    uses io.helidon.metrics.spi.MeterRegistryFormatterProvider;
 }

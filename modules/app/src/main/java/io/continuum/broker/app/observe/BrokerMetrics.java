@@ -58,6 +58,7 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
     /** Prefix of every metric name. */
     public static final String PREFIX = "continuum_event_broker_";
 
+    private final MetricsConfig config;
     private final MeterRegistry registry;
     private final List<Meter> meters = new ArrayList<>();
 
@@ -89,7 +90,8 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
     private final AtomicReference<DoubleSupplier> metadataLastSync = new AtomicReference<>(() -> Double.NaN);
     private final AtomicReference<DoubleSupplier> caNotAfter = new AtomicReference<>(() -> Double.NaN);
 
-    private BrokerMetrics(MeterRegistry registry) {
+    private BrokerMetrics(MetricsConfig config, MeterRegistry registry) {
+        this.config = config;
         this.registry = registry;
         gauge("session_connected", "1 while a session is welcomed, else 0",
               () -> sessionConnected.get().getAsBoolean() ? 1 : 0);
@@ -175,7 +177,7 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
                 .config(Config.empty())
                 .warnOnMultipleRegistries(false)
                 .build();
-        BrokerMetrics m = new BrokerMetrics(Factory.INSTANCE.createMeterRegistry(config));
+        BrokerMetrics m = new BrokerMetrics(config, Factory.INSTANCE.createMeterRegistry(config));
         JvmProcessMeters.bind(m.registry, m.binders);
         return m;
     }
@@ -195,6 +197,11 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
      */
     public MeterRegistry registry() {
         return registry;
+    }
+
+    /** The registry's Helidon metrics settings (defaults: the scope tag is {@code scope}), for its formatter. */
+    MetricsConfig config() {
+        return config;
     }
 
     /**

@@ -11,28 +11,30 @@ import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.ServerResponse;
-import io.helidon.webserver.observe.ObserveFeature;
-import io.helidon.webserver.observe.metrics.MetricsObserver;
 
 /**
  * The always-on HTTP server on {@code metrics_listen} (R-MET): exactly {@code /metrics}
- * (Prometheus text), {@code /healthz} (200 while the process runs, never tied to the router or the
+ * (Prometheus text or OpenMetrics, {@link MetricsEndpoint}), {@code /healthz} (200 while the process runs, never tied to the router or the
  * API server), {@code /readyz} (503 until the metadata view's initial sync, 200 from then on, also
  * during later API outages) and {@code /statusz} (a small JSON snapshot). Nothing here ever sees the
  * credential. It speaks plain HTTP/1.x as health checkers and scrapers expect ({@link PlainHttp1}).
  */
 public final class ObservabilityServer implements AutoCloseable {
     private final WebServer server;
+    private final MetricsEndpoint metrics;
+    private final String version;
 
-    private ObservabilityServer(WebServer server) {
+    private ObservabilityServer(WebServer server, MetricsEndpoint metrics, String version) {
         this.server = server;
+        this.metrics = metrics;
+        this.version = version;
     }
 
     /**
-     * Starts the server.
+     * Starts the server. {@code /healthz}, {@code /readyz} and {@code /statusz} answer at once;
+     * {@code /metrics} once {@link #serveMetrics} gave it the registry (a scrape that comes earlier waits).
      *
      * @param listen  address to bind
-     * @param metrics metrics to serve
      * @param ready   true once the metadata view completed its initial sync; once seen true,
      *                {@code /readyz} stays 200
      * @param status  status snapshot supplier
@@ -41,31 +43,23 @@ public final class ObservabilityServer implements AutoCloseable {
      * @throws IllegalStateException if the address cannot be bound
      */
     public static ObservabilityServer start(ListenAddress listen,
-                                            BrokerMetrics metrics,
                                             BooleanSupplier ready,
                                             Supplier<BrokerStatus> status,
                                             String version) {
         Objects.requireNonNull(ready);
         Objects.requireNonNull(status);
+        Objects.requireNonNull(version);
         AtomicBoolean readyLatch = new AtomicBoolean();
-        metrics.buildInfo(version);
-        MetricsObserver metricsObserver = MetricsObserver.builder()
-                .endpoint("/metrics")
-                .meterRegistry(metrics.registry())
-                .build();
-        ObserveFeature observe = ObserveFeature.builder()
-                .observersDiscoverServices(false)
-                .addObserver(metricsObserver)
-                .build();
+        MetricsEndpoint metricsEndpoint = MetricsEndpoint.unbound();
         WebServer server = WebServer.builder()
                 .featuresDiscoverServices(false)
-                .addFeature(observe)
                 // Plain HTTP/1.x only (PlainHttp1): Connection: close closes, HTTP/1.0 is answered.
                 .protocolsDiscoverServices(false)
                 .addConnectionSelector(PlainHttp1.create())
                 .host(listen.host())
                 .port(listen.port())
                 .routing(r -> r
+                        .get("/metrics", metricsEndpoint)
                         .get("/healthz", (req, res) -> text(res, Status.OK_200, "ok\n"))
                         .get("/readyz", (req, res) -> {
                             if (readyLatch.get() || ready.getAsBoolean()) {
@@ -87,7 +81,19 @@ public final class ObservabilityServer implements AutoCloseable {
             // Helidon logs a bind failure and returns a stopped server instead of throwing.
             throw new IllegalStateException("observability server could not start on " + listen);
         }
-        return new ObservabilityServer(server);
+        return new ObservabilityServer(server, metricsEndpoint, version);
+    }
+
+    /**
+     * Serves these metrics at {@code /metrics} from now on, with {@code build_info} naming this broker.
+     *
+     * @param brokerMetrics the process's metrics
+     * @throws IllegalStateException if metrics are already served, or Helidon's Micrometer formatter is
+     *                               missing from the module path
+     */
+    public void serveMetrics(BrokerMetrics brokerMetrics) {
+        brokerMetrics.buildInfo(version);
+        metrics.bind(brokerMetrics);
     }
 
     /**

@@ -103,11 +103,12 @@ class BrokerMetricsTest {
     @BeforeEach
     void start() {
         metrics = BrokerMetrics.create();
-        server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), metrics, () -> false,
+        server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), () -> false,
                                            () -> new BrokerStatus(SessionState.IDLE, Instant.EPOCH,
                                                                   "c", "https://r:443", Optional.empty(),
                                                                   0, false, 0, 0),
                                            "test");
+        server.serveMetrics(metrics);
     }
 
     @AfterEach

@@ -48,12 +48,13 @@ class ObservabilityServerRawHttpTest {
     @BeforeEach
     void start() {
         metrics = BrokerMetrics.create();
-        server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), metrics, () -> true,
+        server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), () -> true,
                                            () -> new BrokerStatus(SessionState.CONNECTED,
                                                                   Instant.parse("2026-01-01T00:00:00Z"),
                                                                   "broker-a", "https://router:443",
                                                                   Optional.empty(), 0, true, 0, 0),
                                            "1.2.3");
+        server.serveMetrics(metrics);
     }
 
     @AfterEach

@@ -6,7 +6,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.continuum.broker.app.config.ListenAddress;
@@ -17,11 +20,14 @@ import org.junit.jupiter.api.Test;
 import io.continuum.broker.relay.api.SessionState;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * R-MET: the observability server is up from start-up; /healthz is 200 while the process runs;
- * /readyz is 503 until the initial metadata sync and 200 from then on; /metrics is exactly there.
+ * /readyz is 503 until the initial metadata sync and 200 from then on; /metrics is exactly there, in the
+ * format the scraper asks for, and a scrape that comes before the metrics exist waits for them.
  */
 class ObservabilityServerTest {
     private final HttpClient client = HttpClient.newHttpClient();
@@ -32,12 +38,13 @@ class ObservabilityServerTest {
     @BeforeEach
     void start() {
         metrics = BrokerMetrics.create();
-        server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), metrics, synced::get,
+        server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), synced::get,
                                            () -> new BrokerStatus(SessionState.SYNCING,
                                                                   Instant.parse("2026-01-01T00:00:00Z"),
                                                                   "broker-a", "https://router:443",
                                                                   Optional.empty(), 0, synced.get(), 0, 0),
                                            "1.2.3");
+        server.serveMetrics(metrics);
     }
 
     @AfterEach
@@ -80,6 +87,57 @@ class ObservabilityServerTest {
     }
 
     @Test
+    void metricsIsOpenMetricsWhenTheScraperPrefersIt() throws Exception {
+        // Prometheus 2's Accept header.
+        HttpResponse<String> r = get("/metrics", "application/openmetrics-text;version=1.0.0;q=0.5,"
+                + "application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2");
+        assertEquals(200, r.statusCode());
+        assertTrue(r.headers().firstValue("content-type").orElse("").startsWith("application/openmetrics-text"),
+                   r.headers().toString());
+        assertTrue(r.body().contains("continuum_event_broker_session_attempts_total{"), r.body());
+        assertTrue(r.body().endsWith("# EOF\n"), "OpenMetrics ends with # EOF");
+    }
+
+    @Test
+    void metricsRefusesAFormatItCannotWrite() throws Exception {
+        assertEquals(406, get("/metrics", "application/json").statusCode());
+        assertEquals(406, get("/metrics", "text/html").statusCode());
+    }
+
+    @Test
+    void metricsSelectsFamiliesByName() throws Exception {
+        HttpResponse<String> r = get("/metrics?name=continuum_event_broker_reconnects");
+        assertEquals(200, r.statusCode());
+        assertEquals(List.of("continuum_event_broker_reconnects_total"),
+                     r.body().lines().filter(l -> !l.startsWith("#")).map(l -> l.substring(0, l.indexOf('{'))).toList(),
+                     r.body());
+    }
+
+    @Test
+    void aScrapeBeforeTheMetricsExistGetsThemOnceServedWhileHealthzAlreadyAnswers() throws Exception {
+        try (BrokerMetrics later = BrokerMetrics.create();
+             ObservabilityServer early = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), () -> false,
+                     () -> new BrokerStatus(SessionState.SYNCING, Instant.EPOCH, "broker-a", "https://router:443",
+                                            Optional.empty(), 0, false, 0, 0),
+                     "1.2.3")) {
+            CompletableFuture<HttpResponse<String>> scrape = client.sendAsync(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + early.port() + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> health = client.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + early.port() + "/healthz")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, health.statusCode());
+            assertFalse(scrape.isDone(), "the scrape is answered only once the metrics are served");
+
+            early.serveMetrics(later);
+            HttpResponse<String> r = scrape.get(30, TimeUnit.SECONDS);
+            assertEquals(200, r.statusCode());
+            assertTrue(r.body().contains("continuum_event_broker_build_info{"), r.body());
+            assertThrows(IllegalStateException.class, () -> early.serveMetrics(later));
+        }
+    }
+
+    @Test
     void statuszIsJsonFromTheSupplier() throws Exception {
         HttpResponse<String> r = get("/statusz");
         assertEquals(200, r.statusCode());
@@ -92,6 +150,12 @@ class ObservabilityServerTest {
 
     private HttpResponse<String> get(String path) throws IOException, InterruptedException {
         return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
+                           HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> get(String path, String accept) throws IOException, InterruptedException {
+        return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                                   .header("Accept", accept).build(),
                            HttpResponse.BodyHandlers.ofString());
     }
 }
