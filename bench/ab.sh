@@ -23,6 +23,6 @@ for jar in $(tr ':' ' ' < "$cp_file"); do
         *) cp="$cp:$jar" ;;
     esac
 done
-ISOLATE_DYNAMO_PEERS_BIN=$(bench/build-dynamo-peers.sh)
-export ISOLATE_DYNAMO_PEERS_BIN
+ISOLATE_PEERS_DIR=$(bench/build-dynamo-peers.sh)
+export ISOLATE_PEERS_DIR
 ISOLATE_BROKER_B_CP="$other" timeout 1800 /usr/bin/python3 bench/isolate.py "$cp" "$@"

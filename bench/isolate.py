@@ -12,8 +12,9 @@ socket) and the stunnel server. CPU comes from /proc/<pid>/stat (utime + stime) 
 Paths: direct (PUB -> SUB), stunnel (PUB -> stunnel server -> TLS -> stunnel client -> SUB) and broker
 (PUB -> broker -> TLS HTTP/2 -> lean router -> SUB). Everything on 127.0.0.1; every loop is bounded in count and
 time. Environment: ISOLATE_BROKER_OPTS (extra JVM options for the broker, e.g. a profiler agent),
-ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_DYNAMO_PEERS (libzmq,
-the default: bench/dynamo-peers.c, built by bench/run.sh into ISOLATE_DYNAMO_PEERS_BIN; or jeromq: DynamoPeers),
+ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_DYNAMO_PEERS (zmtp,
+the default: bench/zmtp-peers.c, ZMTP over plain sockets; libzmq: bench/dynamo-peers.c; both built by bench/run.sh
+into ISOLATE_PEERS_DIR; or jeromq: DynamoPeers),
 ISOLATE_SEED (default 18),
 ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of its measured runs, after
 the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
@@ -234,6 +235,10 @@ class Rig:
             # quoted: jcmd's parser would otherwise read "start,event=cpu" as a key=value argument of its own
             subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, f'"{command}"'],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+            # The agent reports ("Profiling started") on the broker's standard output, which is also where the
+            # broker answers the harness: read that line here, or the next question gets it as its answer.
+            while select.select([self.broker.p.stdout], [], [], 0.5)[0]:
+                log(f"profiler: {self.broker.p.stdout.readline().strip()}")
 
     def close(self):
         for side in self.sides.values():
@@ -486,17 +491,21 @@ def throughput(rig, path, size, count):
 # the Dynamo-shaped load: many publishers on one session, KV-event-sized messages, bursts, verified
 
 def dynamo_peers_command(rig, seed):
-    """The Dynamo-shaped load's peers: bench/dynamo-peers.c on libzmq (ISOLATE_DYNAMO_PEERS_BIN, built by
-    bench/run.sh), or with ISOLATE_DYNAMO_PEERS=jeromq the JeroMQ DynamoPeers, which cannot keep the nominal
-    schedule on one core. Same load, protocol and checks for the same seed."""
+    """The Dynamo-shaped load's peers: bench/zmtp-peers.c (ZMTP 3.0 over plain sockets, the cheapest), with
+    ISOLATE_DYNAMO_PEERS=libzmq bench/dynamo-peers.c (both in ISOLATE_PEERS_DIR, built by bench/run.sh), or with
+    ISOLATE_DYNAMO_PEERS=jeromq the JeroMQ DynamoPeers, which cannot keep the nominal schedule on one core. Same
+    load, protocol and checks for the same seed."""
     args = [str(seed), str(DYN["publishers"]), str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])]
     if DYN_PEERS == "jeromq":
         return [rig.java, "-Xmx2g", "-XX:+UseParallelGC", "-cp", rig.classpath,
                 "io.continuum.broker.bench.DynamoPeers", *args]
-    binary = os.environ.get("ISOLATE_DYNAMO_PEERS_BIN", "")
+    name = {"zmtp": "zmtp-peers", "libzmq": "dynamo-peers"}.get(DYN_PEERS)
+    if name is None:
+        raise RuntimeError(f"ISOLATE_DYNAMO_PEERS={DYN_PEERS}: zmtp, libzmq or jeromq")
+    binary = os.path.join(os.environ.get("ISOLATE_PEERS_DIR", ""), name)
     if not os.access(binary, os.X_OK):
-        raise RuntimeError("ISOLATE_DYNAMO_PEERS_BIN names no executable: run through bench/run.sh, which builds "
-                           "bench/dynamo-peers.c, or set ISOLATE_DYNAMO_PEERS=jeromq")
+        raise RuntimeError(f"no {binary}: run through bench/run.sh, which builds the C peers into ISOLATE_PEERS_DIR "
+                           "(bench/build-dynamo-peers.sh), or set ISOLATE_DYNAMO_PEERS=jeromq")
     return [binary, *args]
 
 
@@ -515,9 +524,10 @@ def dynamo(rig, seed, name="broker"):
         peers.p.stdin.flush()
         if peers.readline(90) != "start":
             raise RuntimeError("the Dynamo peers did not start (join timed out?)")
-        c0 = cpus({"broker": side.broker.pid, "router": side.router.pid})
+        watched = {"broker": side.broker.pid, "router": side.router.pid, "peers": peers.p.pid}
+        c0 = cpus(watched)
         done = peers.readline(DYN["seconds"] + 150).split()
-        c1 = cpus({"broker": side.broker.pid, "router": side.router.pid})
+        c1 = cpus(watched)
     finally:
         try:
             peers.p.wait(30)
@@ -534,6 +544,7 @@ def dynamo(rig, seed, name="broker"):
     return {"publishers": DYN["publishers"], "sent": sent, "ok": ok, "bad": bad, "lost": sent - ok - bad,
             "ended": ended, "seconds": secs, "behind": lag_ms / 1000.0, "mib": nbytes / MIB,
             "cpu broker": c1["broker"] - c0["broker"], "cpu router": c1["router"] - c0["router"],
+            "cpu peers": c1["peers"] - c0["peers"],
             "heap before": heap_before, "heap after": used_after, "heap peak": peak,
             "stream_closed": closed1[0] - closed0[0], "resets": closed1[2] - closed0[2]}
 
@@ -613,7 +624,7 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     o.append(f"Isolated measurement: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, runs: {runs}"
              f"{' (quick)' if quick else ''}, load average (1/5/15 min) at start and after each run: "
              f"{' | '.join(loads)}; broker (or stunnel client) alone on core 0, peers (libzmq "
-             f"{zmq.zmq_version()}), lean router and stunnel server on core 1.\n")
+             f"{zmq.zmq_version()}; the Dynamo-shaped load's: {DYN_PEERS}), lean router and stunnel server on core 1.\n")
 
     nan = float("nan")
     lm = {p: {k: nan for k in ("p50", "p99", "p999")} for p in ("direct", "stunnel", "broker", "broker-b")}
@@ -675,9 +686,9 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
                  f"{DYN['min_rate']}-{DYN['max_rate']} msg/s of 100-2,000 B, bursts, {DYN['seconds']} s, every message "
                  f"verified (seeded)\n")
         o.append("| run (broker) | sent | verified | lost | gaps or corrupt | streams closed / reset | offered msg/s "
-                 "| MiB | publisher lag (s) | broker CPU (cores) | broker CPU per message (µs) | broker heap after GC "
-                 "before / after | broker peak heap |")
-        o.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|")
+                 "| MiB | publisher lag (s) | broker CPU (cores) | broker CPU per message (µs) | core 1: peers + router "
+                 "CPU (cores) | broker heap after GC before / after | broker peak heap |")
+        o.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|")
         for i, d in enumerate(dyn):
             if "error" in d:
                 o.append(f"| {i} ({d.get('side')}) | {d['error']} |")
@@ -685,6 +696,7 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
             o.append(f"| {i} ({d['side']}) | {d['sent']} | {d['ok']} | {d['lost']} | {d['bad']} | {d['stream_closed']} / "
                      f"{d['resets']} | {d['sent'] / d['seconds']:.0f} | {d['mib']:.1f} | {d['behind']:.2f} "
                      f"| {d['cpu broker'] / d['seconds']:.2f} | {d['cpu broker'] / max(1, d['ok']) * 1e6:.1f} "
+                     f"| {d['cpu peers'] / d['seconds']:.2f} + {d['cpu router'] / d['seconds']:.2f} "
                      f"| {d['heap before'] / MIB:.1f} / {d['heap after'] / MIB:.1f} MiB | {d['heap peak'] / MIB:.1f} MiB |")
         o.append("")
     # targets
@@ -767,7 +779,7 @@ def ab_table(lat, thr, sizes, dyn, mains):
 
 _d = [int(x) for x in os.environ.get("ISOLATE_DYNAMO", "256,100,1000,10").split(",")]
 DYN = {"publishers": _d[0], "min_rate": _d[1], "max_rate": _d[2], "seconds": _d[3]}
-DYN_PEERS = os.environ.get("ISOLATE_DYNAMO_PEERS", "libzmq")
+DYN_PEERS = os.environ.get("ISOLATE_DYNAMO_PEERS", "zmtp")
 
 if __name__ == "__main__":
     main()

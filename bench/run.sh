@@ -17,9 +17,9 @@ if [ "$mode" = all ] || [ "$mode" = isolate ]; then
     # Debian's interpreter on purpose: python3-zmq is a Debian package (libzmq peers, not the bottleneck)
     /usr/bin/python3 -c 'import zmq' 2>/dev/null || { echo "python3-zmq missing: apt-get install -y python3-zmq" >&2; exit 1; }
     command -v taskset >/dev/null || { echo "taskset missing (util-linux)" >&2; exit 1; }
-    # the Dynamo-shaped load's peers on libzmq (JeroMQ's cannot keep the nominal schedule on one core)
-    ISOLATE_DYNAMO_PEERS_BIN=$(bench/build-dynamo-peers.sh)
-    export ISOLATE_DYNAMO_PEERS_BIN
+    # the Dynamo-shaped load's C peers (bench/build-dynamo-peers.sh; JeroMQ's cannot keep the nominal schedule)
+    ISOLATE_PEERS_DIR=$(bench/build-dynamo-peers.sh)
+    export ISOLATE_PEERS_DIR
 fi
 cp_file=modules/bench/target/classpath.txt
 ./mvnw -B -ntp -q -pl modules/bench -am -DskipTests package dependency:build-classpath \

@@ -1,0 +1,450 @@
+/*
+ * The Dynamo-shaped load's peers without a ZMQ library: N PUBs and their SUB speaking ZMTP 3.0 (RFC 23, NULL
+ * mechanism) over plain non-blocking sockets. The same load, line protocol and checks as bench/dynamo-peers.c
+ * (libzmq) and modules/bench's DynamoPeers (JeroMQ); on the wire the same bytes a libzmq PUB and SUB exchange
+ * (greeting, READY with Socket-Type, a subscription, then one frame per message).
+ *
+ * Why a third implementation: at the nominal rate (256 publishers, 100-1,000 msg/s each, about 88,000 msg/s) the
+ * libzmq peers alone use the whole of core 1 (about 11 us per message: every send wakes libzmq's I/O thread, which
+ * toggles EPOLLOUT, and every receive wakes the receiving thread: 1.4 context switches and 8 system calls per
+ * message). Here a PUB writes its frame with one send() from the scheduling thread, and one receiving thread reads
+ * every stream with epoll, many frames per read(); nothing else wakes up. The broker sees the same TCP streams.
+ *
+ * A PUB never blocks, as libzmq's does not: a frame that the socket does not take at once waits in the PUB's
+ * queue of at most 2,000 messages (libzmq's default SNDHWM, the value the other peers set), flushed before the
+ * PUB's next message and whenever the schedule sleeps; beyond that the PUB drops, and the subscriber side counts
+ * the message as lost.
+ *
+ * Line protocol: prints "ports p1 ... pN" (the PUBs' listening ports); reads "subs q1 ... qN" (the ports the SUB
+ * connects to, one per stream); prints "start" when the timed schedule begins and
+ * "done <sent> <verified> <bad> <bytes> <seconds> <maxLagMs> <ended>" at the end.
+ * Args: seed publishers min_rate max_rate seconds.
+ *
+ * Build: bench/build-dynamo-peers.sh (cc -O2, no library needed).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dynamo-load.h"
+
+#define GREETING 64
+#define HWM 2000
+#define RX_BUFFER (256 * 1024)
+#ifndef NAP_NS
+#define NAP_NS 2000000
+#endif
+
+static void die(const char *what) {
+    perror(what);
+    exit(2);
+}
+
+static void nonblocking(int fd) {
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) die("fcntl");
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* as libzmq sets it */
+}
+
+/* ZMTP 3.0 greeting (signature, version 3.0, NULL mechanism, as-server 0, filler) and READY command. */
+static size_t handshake(unsigned char *out, const char *socket_type) {
+    memset(out, 0, GREETING);
+    out[0] = 0xFF;
+    out[9] = 0x7F;
+    out[10] = 3;
+    out[11] = 0;
+    memcpy(out + 12, "NULL", 4);
+    unsigned char *c = out + GREETING;
+    size_t type_len = strlen(socket_type);
+    size_t body = 1 + 5 + 1 + 11 + 4 + type_len;
+    *c++ = 0x04; /* command, short */
+    *c++ = (unsigned char) body;
+    *c++ = 5;
+    memcpy(c, "READY", 5), c += 5;
+    *c++ = 11;
+    memcpy(c, "Socket-Type", 11), c += 11;
+    *c++ = 0, *c++ = 0, *c++ = 0, *c++ = (unsigned char) type_len;
+    memcpy(c, socket_type, type_len), c += type_len;
+    return (size_t) (c - out);
+}
+
+/* One message frame (no MORE flag): short below 256 bytes, long above. Returns the frame's length. */
+static size_t frame(unsigned char *out, const unsigned char *body, size_t len) {
+    size_t h;
+    if (len < 256) {
+        out[0] = 0x00;
+        out[1] = (unsigned char) len;
+        h = 2;
+    } else {
+        out[0] = 0x02;
+        for (int k = 0; k < 8; k++) out[1 + k] = (unsigned char) ((uint64_t) len >> (56 - 8 * k));
+        h = 9;
+    }
+    memcpy(out + h, body, len);
+    return h + len;
+}
+
+static int write_all(int fd, const unsigned char *b, size_t len) {
+    while (len > 0) {
+        ssize_t w = send(fd, b, len, MSG_NOSIGNAL);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR)) continue; /* only at set-up: a few bytes */
+        if (w <= 0) return -1;
+        b += w, len -= (size_t) w;
+    }
+    return 0;
+}
+
+/* ---- the SUB side: one thread, one epoll set, one connection per stream ---- */
+
+typedef struct {
+    int fd;
+    unsigned char *buf;
+    size_t have;
+    int greeted;    /* the peer's greeting consumed */
+    int subscribed; /* the subscription sent: after the peer's READY, as libzmq expects */
+} connection;
+
+typedef struct {
+    int n;
+    int *ports;
+    int64_t seed;
+    int64_t deadline;
+    atomic_int joined;
+    atomic_int ended;
+    atomic_llong ok, bad, bytes;
+} receiver;
+
+static int publisher_of(const unsigned char *b) { return (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]; }
+
+typedef struct {
+    jrandom *gens;
+    int64_t *expected;
+    char *seen, *ended;
+} checks;
+
+static void deliver(receiver *rx, checks *ck, const unsigned char *m, size_t len) {
+    int n = rx->n;
+    if (len < HEADER) {
+        /* control messages carry their publisher: "W" + index (joined), "END" + index (finished) */
+        if (len == 5 && m[0] == 'W') {
+            int p = publisher_of(m + 1);
+            if (p >= 0 && p < n && !ck->seen[p]) { ck->seen[p] = 1; atomic_fetch_add(&rx->joined, 1); }
+        } else if (len == 7 && memcmp(m, "END", 3) == 0) {
+            int p = publisher_of(m + 3);
+            if (p >= 0 && p < n && !ck->ended[p]) { ck->ended[p] = 1; atomic_fetch_add(&rx->ended, 1); }
+        } else {
+            atomic_fetch_add(&rx->bad, 1);
+        }
+        return;
+    }
+    int p = publisher_of(m);
+    if (p < 0 || p >= n) { atomic_fetch_add(&rx->bad, 1); return; }
+    int64_t seq = 0;
+    for (int k = 0; k < 8; k++) seq = (seq << 8) | m[4 + k];
+    for (int64_t skip = seq - ck->expected[p]; skip > 0; skip--) next_size(&ck->gens[p]); /* in step after a gap */
+    int size = next_size(&ck->gens[p]);
+    int good = seq == ck->expected[p] && (int) len == size;
+    unsigned char fill = (unsigned char) (p * 31 + seq);
+    for (size_t k = HEADER; good && k < len; k++) good = m[k] == fill;
+    atomic_fetch_add(good ? &rx->ok : &rx->bad, 1);
+    atomic_fetch_add(&rx->bytes, (long long) len);
+    ck->expected[p] = seq + 1;
+}
+
+/* Consumes the complete frames in c's buffer; returns -1 on a protocol error. */
+static int consume(receiver *rx, checks *ck, connection *c) {
+    size_t at = 0;
+    if (!c->greeted) {
+        if (c->have < GREETING) return 0;
+        if (c->buf[0] != 0xFF || c->buf[9] != 0x7F || c->buf[10] < 3) return -1;
+        c->greeted = 1;
+        at = GREETING;
+    }
+    while (c->have - at >= 2) {
+        unsigned char flags = c->buf[at];
+        size_t h, len;
+        if (flags & 0x02) {
+            if (c->have - at < 9) break;
+            len = 0;
+            for (int k = 0; k < 8; k++) len = (len << 8) | c->buf[at + 1 + k];
+            h = 9;
+        } else {
+            len = c->buf[at + 1];
+            h = 2;
+        }
+        if (len > MAX_SIZE + 64) return -1;
+        if (c->have - at < h + len) break;
+        if (!(flags & 0x04)) {
+            deliver(rx, ck, c->buf + at + h, len);
+        } else if (!c->subscribed) {
+            /* the peer's READY: the handshake is done, now the subscription (ZMTP 3.0: a message of 0x01 and
+               the prefix; empty, so everything) */
+            static const unsigned char subscribe[] = {0x00, 1, 0x01};
+            if (write_all(c->fd, subscribe, sizeof subscribe) != 0) return -1;
+            c->subscribed = 1;
+        }
+        at += h + len;
+    }
+    memmove(c->buf, c->buf + at, c->have - at);
+    c->have -= at;
+    return 0;
+}
+
+static void *receive(void *arg) {
+    receiver *rx = arg;
+    int n = rx->n;
+    checks ck = {calloc((size_t) n, sizeof(jrandom)), calloc((size_t) n, sizeof(int64_t)),
+                 calloc((size_t) n, 1), calloc((size_t) n, 1)};
+    for (int i = 0; i < n; i++) {
+        generator(&ck.gens[i], rx->seed, i);
+        jr_double(&ck.gens[i]); /* the rate, drawn first on the publisher side */
+    }
+    int ep = epoll_create1(0);
+    connection *conns = calloc((size_t) n, sizeof *conns);
+    unsigned char hello[GREETING + 64];
+    size_t hello_len = handshake(hello, "SUB");
+    for (int i = 0; i < n; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t) rx->ports[i]),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd < 0 || connect(fd, (struct sockaddr *) &a, sizeof a) != 0) die("connect");
+        if (write_all(fd, hello, hello_len) != 0) die("handshake");
+        nonblocking(fd);
+        conns[i] = (connection) {fd, malloc(RX_BUFFER), 0, 0, 0};
+        struct epoll_event e = {.events = EPOLLIN, .data.u32 = (uint32_t) i};
+        epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
+    }
+    struct epoll_event *ready = calloc((size_t) n, sizeof *ready);
+    while (atomic_load(&rx->ended) < n && now_ns() < rx->deadline) {
+        /* A short nap between rounds lets each stream gather several frames per read(): the receiver's system
+           calls per message fall with the rate instead of growing with it. Latency is not measured here. */
+        sleep_ns(NAP_NS);
+        int k = epoll_wait(ep, ready, n, 200);
+        for (int j = 0; j < k; j++) {
+            connection *c = &conns[ready[j].data.u32];
+            for (;;) {
+                ssize_t r = recv(c->fd, c->buf + c->have, RX_BUFFER - c->have, 0);
+                if (r > 0) {
+                    c->have += (size_t) r;
+                    if (consume(rx, &ck, c) != 0) { atomic_fetch_add(&rx->bad, 1); r = 0; }
+                }
+                if (r <= 0) {
+                    if (r < 0 && (errno == EAGAIN || errno == EINTR)) break;
+                    epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL); /* the stream was cut: what arrived is the answer */
+                    break;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+/* ---- the PUB side: the scheduling thread writes every frame itself ---- */
+
+typedef struct {
+    int listener, fd;       /* fd: the one subscriber connection (the broker's), -1 until accepted */
+    int ready;              /* the subscriber's greeting and READY received: messages may flow */
+    unsigned char hs[GREETING + 256];
+    size_t hs_have;
+    unsigned char *queue;   /* frames the socket did not take yet */
+    size_t queued, head;    /* bytes in the queue, bytes of it already written */
+    int queued_messages;
+    int64_t dropped;
+} publisher;
+
+static void flush(publisher *p) {
+    while (p->fd >= 0 && p->head < p->queued) {
+        ssize_t w = send(p->fd, p->queue + p->head, p->queued - p->head, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w <= 0) return;
+        p->head += (size_t) w;
+    }
+    if (p->head == p->queued) p->queued = p->head = 0, p->queued_messages = 0;
+}
+
+static void publish(publisher *p, const unsigned char *body, size_t len) {
+    unsigned char f[MAX_SIZE + 16];
+    size_t fl = frame(f, body, len);
+    if (!p->ready) { p->dropped++; return; } /* no subscriber yet: a PUB drops */
+    flush(p);
+    if (p->queued == 0) {
+        ssize_t w = send(p->fd, f, fl, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w == (ssize_t) fl) return;
+        size_t done = w > 0 ? (size_t) w : 0;
+        memcpy(p->queue, f + done, fl - done); /* the rest of this frame starts the queue */
+        p->queued = fl - done;
+        p->queued_messages = 1;
+        return;
+    }
+    if (p->queued_messages >= HWM) { p->dropped++; return; }
+    memcpy(p->queue + p->queued, f, fl);
+    p->queued += fl;
+    p->queued_messages++;
+}
+
+/* Accepts the subscriber of every PUB that has one waiting and sends the PUB's greeting and READY; then reads the
+   subscriber's greeting and READY, after which (and not before: libzmq treats an earlier message as a protocol
+   error) the PUB may send. What the subscriber sends after that, its subscription, is read and discarded: every PUB
+   here sends everything, which is what the one subscription (the empty prefix) asks for. */
+static void handshake_subscribers(publisher *pubs, int n, const unsigned char *hello, size_t hello_len) {
+    for (int i = 0; i < n; i++) {
+        publisher *p = &pubs[i];
+        if (p->fd < 0) {
+            int fd = accept(p->listener, NULL, NULL);
+            if (fd < 0) continue;
+            if (write_all(fd, hello, hello_len) != 0) { close(fd); continue; }
+            nonblocking(fd);
+            p->fd = fd;
+        }
+        if (p->ready) {
+            unsigned char sink[4096];
+            while (recv(p->fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {}
+            continue;
+        }
+        ssize_t r = recv(p->fd, p->hs + p->hs_have, sizeof p->hs - p->hs_have, MSG_DONTWAIT);
+        if (r > 0) p->hs_have += (size_t) r;
+        /* greeting, then one command frame (flags 0x04, short size): READY */
+        if (p->hs_have >= GREETING + 2 && p->hs_have >= GREETING + 2 + (size_t) p->hs[GREETING + 1]) p->ready = 1;
+    }
+}
+
+static void control(publisher *p, const char *tag, int index) {
+    unsigned char m[8];
+    size_t t = strlen(tag);
+    memcpy(m, tag, t);
+    for (int k = 0; k < 4; k++) m[t + (size_t) k] = (unsigned char) (index >> (24 - 8 * k));
+    publish(p, m, t + 4);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: zmtp-peers seed publishers min_rate max_rate seconds\n");
+        return 2;
+    }
+    int64_t seed = atoll(argv[1]);
+    int n = atoi(argv[2]);
+    double min_rate = atof(argv[3]), max_rate = atof(argv[4]), seconds = atof(argv[5]);
+    publisher *pubs = calloc((size_t) n, sizeof *pubs);
+    printf("ports");
+    for (int i = 0; i < n; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t alen = sizeof a;
+        if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof a) != 0 || listen(fd, 4) != 0) die("listen");
+        getsockname(fd, (struct sockaddr *) &a, &alen);
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        pubs[i] = (publisher) {.listener = fd, .fd = -1, .queue = malloc((size_t) HWM * (MAX_SIZE + 16))};
+        printf(" %d", ntohs(a.sin_port));
+    }
+    printf("\n");
+    fflush(stdout);
+
+    char *line = NULL;
+    size_t cap = 0;
+    if (getline(&line, &cap, stdin) < 0) { fprintf(stderr, "zmtp-peers: stdin closed\n"); return 2; }
+    receiver rx = {.n = n, .ports = calloc((size_t) n, sizeof(int)), .seed = seed,
+                   .deadline = now_ns() + (int64_t) ((60 + seconds + 60) * 1e9)};
+    char *tok = strtok(line, " \t\n");
+    for (int i = 0; i < n; i++) {
+        tok = strtok(NULL, " \t\n");
+        if (!tok) { fprintf(stderr, "zmtp-peers: %d subscriber ports expected\n", n); return 2; }
+        rx.ports[i] = atoi(tok);
+    }
+    unsigned char hello[GREETING + 64];
+    size_t hello_len = handshake(hello, "PUB");
+    pthread_t rx_thread;
+    pthread_create(&rx_thread, NULL, receive, &rx);
+    int64_t join_deadline = now_ns() + 60000000000LL;
+    while (atomic_load(&rx.joined) < n && now_ns() < join_deadline) {
+        handshake_subscribers(pubs, n, hello, hello_len);
+        for (int i = 0; i < n; i++) if (pubs[i].ready) control(&pubs[i], "W", i);
+        sleep_ns(20000000);
+    }
+    if (atomic_load(&rx.joined) < n) {
+        printf("done 0 0 0 0 0 0 -1\n");
+        fflush(stdout);
+        _exit(1);
+    }
+    sleep_ns(200000000);
+    handshake_subscribers(pubs, n, hello, hello_len); /* drains the subscriptions */
+    for (int i = 0; i < n; i++) flush(&pubs[i]);
+
+    int64_t *sent = calloc((size_t) n, sizeof *sent);
+    jrandom *gens = calloc((size_t) n, sizeof *gens), bursts;
+    double *period = calloc((size_t) n, sizeof *period);
+    jr_seed(&bursts, seed);
+    heap events = {calloc((size_t) n + (size_t) seconds + 2, sizeof(event)), 0};
+    unsigned char buf[MAX_SIZE];
+    printf("start\n");
+    fflush(stdout);
+    int64_t start = now_ns(), end = start + (int64_t) (seconds * 1e9), max_lag = 0;
+    for (int i = 0; i < n; i++) {
+        generator(&gens[i], seed, i);
+        double rate = min_rate + jr_double(&gens[i]) * (max_rate - min_rate);
+        period[i] = 1e9 / rate;
+        heap_push(&events, (event) {start + (int64_t) (jr_double(&bursts) * period[i]), i});
+    }
+    for (int64_t t = start + 1000000000LL; t < end; t += 1000000000LL) {
+        heap_push(&events, (event) {t, -1}); /* a burst, once a second of the schedule */
+    }
+    while (events.size > 0 && events.e[0].due < end) {
+        event e = heap_pop(&events);
+        int64_t wait = e.due - now_ns();
+        if (wait > 50000) {
+            for (int i = 0; i < n; i++) if (pubs[i].queued > 0) flush(&pubs[i]);
+            wait = e.due - now_ns();
+            if (wait > 50000) sleep_ns(wait);
+        } else if (wait < 0 && -wait > max_lag) {
+            max_lag = -wait;
+        }
+        if (e.who < 0) {
+            /* a fifth of the publishers each flush 20-200 events at once (a batch of KV blocks stored) */
+            for (int k = 0; k < n / 5; k++) {
+                int j = jr_int(&bursts, n);
+                for (int m = 20 + jr_int(&bursts, 181); m > 0; m--) {
+                    int size = next_size(&gens[j]);
+                    message(buf, j, sent[j]++, size);
+                    publish(&pubs[j], buf, (size_t) size);
+                }
+            }
+            continue;
+        }
+        int size = next_size(&gens[e.who]);
+        message(buf, e.who, sent[e.who]++, size);
+        publish(&pubs[e.who], buf, (size_t) size);
+        e.due += (int64_t) period[e.who];
+        heap_push(&events, e);
+    }
+    double took = (now_ns() - start) / 1e9;
+    /* what is still queued goes out before END, as libzmq's PUB keeps its queue's order */
+    int64_t flush_until = now_ns() + 10000000000LL;
+    for (int left = 1; left && now_ns() < flush_until;) {
+        left = 0;
+        for (int i = 0; i < n; i++) if (pubs[i].queued > 0) { flush(&pubs[i]); left |= pubs[i].queued > 0; }
+        if (left) sleep_ns(1000000);
+    }
+    sleep_ns(500000000);
+    for (int i = 0; i < n; i++) control(&pubs[i], "END", i);
+    for (int i = 0; i < n; i++) flush(&pubs[i]);
+    /* every END arrives unless a stream was cut; then what arrived within 30 s is the answer */
+    int64_t wait_until = now_ns() + 30000000000LL;
+    while (atomic_load(&rx.ended) < n && now_ns() < wait_until && now_ns() < rx.deadline) {
+        for (int i = 0; i < n; i++) if (pubs[i].queued > 0) flush(&pubs[i]);
+        sleep_ns(10000000);
+    }
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += sent[i];
+    printf("done %lld %lld %lld %lld %.3f %lld %d\n", (long long) total, (long long) atomic_load(&rx.ok),
+           (long long) atomic_load(&rx.bad), (long long) atomic_load(&rx.bytes), took,
+           (long long) (max_lag / 1000000), atomic_load(&rx.ended));
+    fflush(stdout);
+    _exit(0);
+}
