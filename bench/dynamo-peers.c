@@ -39,57 +39,20 @@ static void die(const char *what) {
    sockets asked each one for its events on every wake-up, most of the peers' CPU at the nominal rate). */
 typedef struct {
     void *sub;
-    int n;
     int64_t seed;
     int64_t deadline;
-    atomic_int joined;
-    atomic_int ended;
-    atomic_llong ok, bad, bytes;
+    tally t;
 } receiver;
-
-static int publisher_of(const unsigned char *b) { return (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]; }
 
 static void *receive(void *arg) {
     receiver *rx = arg;
-    int n = rx->n;
-    jrandom *gens = calloc((size_t) n, sizeof *gens);
-    int64_t *expected = calloc((size_t) n, sizeof *expected);
-    char *seen = calloc((size_t) n, 1), *ended = calloc((size_t) n, 1);
+    checks ck;
+    checks_init(&ck, rx->seed, rx->t.n);
     unsigned char buf[MAX_SIZE + 1];
-    for (int i = 0; i < n; i++) {
-        generator(&gens[i], rx->seed, i);
-        jr_double(&gens[i]); /* the rate, drawn first on the publisher side */
-    }
-    while (atomic_load(&rx->ended) < n && now_ns() < rx->deadline) {
+    while (atomic_load(&rx->t.ended) < rx->t.n && now_ns() < rx->deadline) {
         int len = zmq_recv(rx->sub, buf, sizeof buf, 0); /* ZMQ_RCVTIMEO bounds the wait */
-        if (len < 0) continue;
-        if (len < HEADER) {
-            /* control messages carry their publisher: "W" + index (joined), "END" + index (finished) */
-            if (len == 5 && buf[0] == 'W') {
-                int p = publisher_of(buf + 1);
-                if (p >= 0 && p < n && !seen[p]) { seen[p] = 1; atomic_fetch_add(&rx->joined, 1); }
-            } else if (len == 7 && memcmp(buf, "END", 3) == 0) {
-                int p = publisher_of(buf + 3);
-                if (p >= 0 && p < n && !ended[p]) { ended[p] = 1; atomic_fetch_add(&rx->ended, 1); }
-            } else {
-                atomic_fetch_add(&rx->bad, 1);
-            }
-            continue;
-        }
-        int p = publisher_of(buf);
-        if (p < 0 || p >= n) { atomic_fetch_add(&rx->bad, 1); continue; }
-        int64_t seq = 0;
-        for (int k = 0; k < 8; k++) seq = (seq << 8) | buf[4 + k];
-        for (int64_t skip = seq - expected[p]; skip > 0; skip--) next_size(&gens[p]); /* keep in step after a gap */
-        int size = next_size(&gens[p]);
-        int good = seq == expected[p] && len == size;
-        unsigned char fill = (unsigned char) (p * 31 + seq);
-        for (int k = HEADER; good && k < len; k++) good = buf[k] == fill;
-        atomic_fetch_add(good ? &rx->ok : &rx->bad, 1);
-        atomic_fetch_add(&rx->bytes, len);
-        expected[p] = seq + 1;
+        if (len >= 0) deliver(&rx->t, &ck, buf, len);
     }
-    free(gens); free(expected); free(seen); free(ended);
     return NULL;
 }
 
@@ -100,6 +63,10 @@ static void control(void *pub, const char *tag, int publisher, int flags) {
     memcpy(m, tag, t);
     for (int k = 0; k < 4; k++) m[t + (size_t) k] = (unsigned char) (publisher >> (24 - 8 * k));
     zmq_send(pub, m, t + 4, flags);
+}
+
+static void send_zmq(void *pubs, int publisher, const unsigned char *m, int size) {
+    zmq_send(((void **) pubs)[publisher], m, (size_t) size, 0);
 }
 
 int main(int argc, char **argv) {
@@ -148,77 +115,29 @@ int main(int argc, char **argv) {
         if (zmq_connect(sub, endpoint) != 0) die("connect");
     }
 
-    receiver rx = {.sub = sub, .n = n, .seed = seed,
+    receiver rx = {.sub = sub, .t.n = n, .seed = seed,
                    .deadline = now_ns() + (int64_t) ((60 + seconds + 60) * 1e9)};
     pthread_t rx_thread;
     pthread_create(&rx_thread, NULL, receive, &rx);
     int64_t join_deadline = now_ns() + 60000000000LL;
-    while (atomic_load(&rx.joined) < n && now_ns() < join_deadline) {
+    while (atomic_load(&rx.t.joined) < n && now_ns() < join_deadline) {
         for (int i = 0; i < n; i++) control(pubs[i], "W", i, ZMQ_DONTWAIT);
         sleep_ns(20000000);
     }
-    if (atomic_load(&rx.joined) < n) {
+    if (atomic_load(&rx.t.joined) < n) {
         printf("done 0 0 0 0 0 0 -1\n");
         fflush(stdout);
         _exit(1);
     }
     sleep_ns(200000000);
 
-    int64_t *sent = calloc((size_t) n, sizeof *sent);
-    jrandom *gens = calloc((size_t) n, sizeof *gens), bursts;
-    double *period = calloc((size_t) n, sizeof *period);
-    jr_seed(&bursts, seed);
-    heap events = {calloc((size_t) n + (size_t) seconds + 2, sizeof(event)), 0};
-    unsigned char buf[MAX_SIZE];
-    printf("start\n");
-    fflush(stdout);
-    int64_t start = now_ns(), end = start + (int64_t) (seconds * 1e9), max_lag = 0;
-    for (int i = 0; i < n; i++) {
-        generator(&gens[i], seed, i);
-        double rate = min_rate + jr_double(&gens[i]) * (max_rate - min_rate);
-        period[i] = 1e9 / rate;
-        heap_push(&events, (event) {start + (int64_t) (jr_double(&bursts) * period[i]), i});
-    }
-    for (int64_t t = start + 1000000000LL; t < end; t += 1000000000LL) {
-        heap_push(&events, (event) {t, -1}); /* a burst, once a second of the schedule */
-    }
-    while (events.size > 0 && events.e[0].due < end) {
-        event e = heap_pop(&events);
-        int64_t wait = e.due - now_ns();
-        if (wait > 50000) {
-            sleep_ns(wait);
-        } else if (wait < 0 && -wait > max_lag) {
-            max_lag = -wait;
-        }
-        if (e.who < 0) {
-            /* a fifth of the publishers each flush 20-200 events at once (a batch of KV blocks stored) */
-            for (int k = 0; k < n / 5; k++) {
-                int j = jr_int(&bursts, n);
-                for (int m = 20 + jr_int(&bursts, 181); m > 0; m--) {
-                    int size = next_size(&gens[j]);
-                    message(buf, j, sent[j]++, size);
-                    zmq_send(pubs[j], buf, (size_t) size, 0);
-                }
-            }
-            continue;
-        }
-        int size = next_size(&gens[e.who]);
-        message(buf, e.who, sent[e.who]++, size);
-        zmq_send(pubs[e.who], buf, (size_t) size, 0);
-        e.due += (int64_t) period[e.who];
-        heap_push(&events, e);
-    }
-    double took = (now_ns() - start) / 1e9;
+    int64_t *sent = calloc((size_t) n, sizeof *sent), max_lag = 0;
+    double took = run_schedule(seed, n, min_rate, max_rate, seconds, sent, &max_lag, send_zmq, NULL, pubs);
     sleep_ns(500000000);
     for (int i = 0; i < n; i++) control(pubs[i], "END", i, 0);
     /* every END arrives unless a stream was cut; then what arrived within 30 s is the answer */
     int64_t wait_until = now_ns() + 30000000000LL;
-    while (atomic_load(&rx.ended) < n && now_ns() < wait_until && now_ns() < rx.deadline) sleep_ns(10000000);
-    int64_t total = 0;
-    for (int i = 0; i < n; i++) total += sent[i];
-    printf("done %lld %lld %lld %lld %.3f %lld %d\n", (long long) total, (long long) atomic_load(&rx.ok),
-           (long long) atomic_load(&rx.bad), (long long) atomic_load(&rx.bytes), took,
-           (long long) (max_lag / 1000000), atomic_load(&rx.ended));
-    fflush(stdout);
+    while (atomic_load(&rx.t.ended) < n && now_ns() < wait_until && now_ns() < rx.deadline) sleep_ns(10000000);
+    print_done(&rx.t, sent, took, max_lag);
     _exit(0); /* the receiver may still be polling; the context is not worth an orderly close here */
 }

@@ -114,51 +114,11 @@ typedef struct {
 } connection;
 
 typedef struct {
-    int n;
     int *ports;
     int64_t seed;
     int64_t deadline;
-    atomic_int joined;
-    atomic_int ended;
-    atomic_llong ok, bad, bytes;
+    tally t;
 } receiver;
-
-static int publisher_of(const unsigned char *b) { return (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]; }
-
-typedef struct {
-    jrandom *gens;
-    int64_t *expected;
-    char *seen, *ended;
-} checks;
-
-static void deliver(receiver *rx, checks *ck, const unsigned char *m, size_t len) {
-    int n = rx->n;
-    if (len < HEADER) {
-        /* control messages carry their publisher: "W" + index (joined), "END" + index (finished) */
-        if (len == 5 && m[0] == 'W') {
-            int p = publisher_of(m + 1);
-            if (p >= 0 && p < n && !ck->seen[p]) { ck->seen[p] = 1; atomic_fetch_add(&rx->joined, 1); }
-        } else if (len == 7 && memcmp(m, "END", 3) == 0) {
-            int p = publisher_of(m + 3);
-            if (p >= 0 && p < n && !ck->ended[p]) { ck->ended[p] = 1; atomic_fetch_add(&rx->ended, 1); }
-        } else {
-            atomic_fetch_add(&rx->bad, 1);
-        }
-        return;
-    }
-    int p = publisher_of(m);
-    if (p < 0 || p >= n) { atomic_fetch_add(&rx->bad, 1); return; }
-    int64_t seq = 0;
-    for (int k = 0; k < 8; k++) seq = (seq << 8) | m[4 + k];
-    for (int64_t skip = seq - ck->expected[p]; skip > 0; skip--) next_size(&ck->gens[p]); /* in step after a gap */
-    int size = next_size(&ck->gens[p]);
-    int good = seq == ck->expected[p] && (int) len == size;
-    unsigned char fill = (unsigned char) (p * 31 + seq);
-    for (size_t k = HEADER; good && k < len; k++) good = m[k] == fill;
-    atomic_fetch_add(good ? &rx->ok : &rx->bad, 1);
-    atomic_fetch_add(&rx->bytes, (long long) len);
-    ck->expected[p] = seq + 1;
-}
 
 /* Consumes the complete frames in c's buffer; returns -1 on a protocol error. */
 static int consume(receiver *rx, checks *ck, connection *c) {
@@ -184,7 +144,7 @@ static int consume(receiver *rx, checks *ck, connection *c) {
         if (len > MAX_SIZE + 64) return -1;
         if (c->have - at < h + len) break;
         if (!(flags & 0x04)) {
-            deliver(rx, ck, c->buf + at + h, len);
+            deliver(&rx->t, ck, c->buf + at + h, (int) len);
         } else if (!c->subscribed) {
             /* the peer's READY: the handshake is done, now the subscription (ZMTP 3.0: a message of 0x01 and
                the prefix; empty, so everything) */
@@ -201,13 +161,9 @@ static int consume(receiver *rx, checks *ck, connection *c) {
 
 static void *receive(void *arg) {
     receiver *rx = arg;
-    int n = rx->n;
-    checks ck = {calloc((size_t) n, sizeof(jrandom)), calloc((size_t) n, sizeof(int64_t)),
-                 calloc((size_t) n, 1), calloc((size_t) n, 1)};
-    for (int i = 0; i < n; i++) {
-        generator(&ck.gens[i], rx->seed, i);
-        jr_double(&ck.gens[i]); /* the rate, drawn first on the publisher side */
-    }
+    int n = rx->t.n;
+    checks ck;
+    checks_init(&ck, rx->seed, n);
     int ep = epoll_create1(0);
     connection *conns = calloc((size_t) n, sizeof *conns);
     unsigned char hello[GREETING + 64];
@@ -224,7 +180,7 @@ static void *receive(void *arg) {
         epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
     }
     struct epoll_event *ready = calloc((size_t) n, sizeof *ready);
-    while (atomic_load(&rx->ended) < n && now_ns() < rx->deadline) {
+    while (atomic_load(&rx->t.ended) < n && now_ns() < rx->deadline) {
         /* A short nap between rounds lets each stream gather several frames per read(): the receiver's system
            calls per message fall with the rate instead of growing with it. Latency is not measured here. */
         sleep_ns(NAP_NS);
@@ -235,7 +191,7 @@ static void *receive(void *arg) {
                 ssize_t r = recv(c->fd, c->buf + c->have, RX_BUFFER - c->have, 0);
                 if (r > 0) {
                     c->have += (size_t) r;
-                    if (consume(rx, &ck, c) != 0) { atomic_fetch_add(&rx->bad, 1); r = 0; }
+                    if (consume(rx, &ck, c) != 0) { atomic_fetch_add(&rx->t.bad, 1); r = 0; }
                 }
                 if (r <= 0) {
                     if (r < 0 && (errno == EAGAIN || errno == EINTR)) break;
@@ -324,6 +280,22 @@ static void control(publisher *p, const char *tag, int index) {
     publish(p, m, t + 4);
 }
 
+/* The schedule's view of the PUBs (run_schedule's callbacks). */
+typedef struct {
+    publisher *pubs;
+    int n;
+} publishers;
+
+static void send_frame(void *set, int index, const unsigned char *m, int size) {
+    publish(&((publishers *) set)->pubs[index], m, (size_t) size);
+}
+
+/* Before the schedule sleeps: what the PUBs' sockets did not take yet goes out. */
+static void flush_all(void *set) {
+    publishers *all = set;
+    for (int i = 0; i < all->n; i++) if (all->pubs[i].queued > 0) flush(&all->pubs[i]);
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr, "usage: zmtp-peers seed publishers min_rate max_rate seconds\n");
@@ -350,7 +322,7 @@ int main(int argc, char **argv) {
     char *line = NULL;
     size_t cap = 0;
     if (getline(&line, &cap, stdin) < 0) { fprintf(stderr, "zmtp-peers: stdin closed\n"); return 2; }
-    receiver rx = {.n = n, .ports = calloc((size_t) n, sizeof(int)), .seed = seed,
+    receiver rx = {.t.n = n, .ports = calloc((size_t) n, sizeof(int)), .seed = seed,
                    .deadline = now_ns() + (int64_t) ((60 + seconds + 60) * 1e9)};
     char *tok = strtok(line, " \t\n");
     for (int i = 0; i < n; i++) {
@@ -363,12 +335,12 @@ int main(int argc, char **argv) {
     pthread_t rx_thread;
     pthread_create(&rx_thread, NULL, receive, &rx);
     int64_t join_deadline = now_ns() + 60000000000LL;
-    while (atomic_load(&rx.joined) < n && now_ns() < join_deadline) {
+    while (atomic_load(&rx.t.joined) < n && now_ns() < join_deadline) {
         handshake_subscribers(pubs, n, hello, hello_len);
         for (int i = 0; i < n; i++) if (pubs[i].ready) control(&pubs[i], "W", i);
         sleep_ns(20000000);
     }
-    if (atomic_load(&rx.joined) < n) {
+    if (atomic_load(&rx.t.joined) < n) {
         printf("done 0 0 0 0 0 0 -1\n");
         fflush(stdout);
         _exit(1);
@@ -377,53 +349,9 @@ int main(int argc, char **argv) {
     handshake_subscribers(pubs, n, hello, hello_len); /* drains the subscriptions */
     for (int i = 0; i < n; i++) flush(&pubs[i]);
 
-    int64_t *sent = calloc((size_t) n, sizeof *sent);
-    jrandom *gens = calloc((size_t) n, sizeof *gens), bursts;
-    double *period = calloc((size_t) n, sizeof *period);
-    jr_seed(&bursts, seed);
-    heap events = {calloc((size_t) n + (size_t) seconds + 2, sizeof(event)), 0};
-    unsigned char buf[MAX_SIZE];
-    printf("start\n");
-    fflush(stdout);
-    int64_t start = now_ns(), end = start + (int64_t) (seconds * 1e9), max_lag = 0;
-    for (int i = 0; i < n; i++) {
-        generator(&gens[i], seed, i);
-        double rate = min_rate + jr_double(&gens[i]) * (max_rate - min_rate);
-        period[i] = 1e9 / rate;
-        heap_push(&events, (event) {start + (int64_t) (jr_double(&bursts) * period[i]), i});
-    }
-    for (int64_t t = start + 1000000000LL; t < end; t += 1000000000LL) {
-        heap_push(&events, (event) {t, -1}); /* a burst, once a second of the schedule */
-    }
-    while (events.size > 0 && events.e[0].due < end) {
-        event e = heap_pop(&events);
-        int64_t wait = e.due - now_ns();
-        if (wait > 50000) {
-            for (int i = 0; i < n; i++) if (pubs[i].queued > 0) flush(&pubs[i]);
-            wait = e.due - now_ns();
-            if (wait > 50000) sleep_ns(wait);
-        } else if (wait < 0 && -wait > max_lag) {
-            max_lag = -wait;
-        }
-        if (e.who < 0) {
-            /* a fifth of the publishers each flush 20-200 events at once (a batch of KV blocks stored) */
-            for (int k = 0; k < n / 5; k++) {
-                int j = jr_int(&bursts, n);
-                for (int m = 20 + jr_int(&bursts, 181); m > 0; m--) {
-                    int size = next_size(&gens[j]);
-                    message(buf, j, sent[j]++, size);
-                    publish(&pubs[j], buf, (size_t) size);
-                }
-            }
-            continue;
-        }
-        int size = next_size(&gens[e.who]);
-        message(buf, e.who, sent[e.who]++, size);
-        publish(&pubs[e.who], buf, (size_t) size);
-        e.due += (int64_t) period[e.who];
-        heap_push(&events, e);
-    }
-    double took = (now_ns() - start) / 1e9;
+    int64_t *sent = calloc((size_t) n, sizeof *sent), max_lag = 0;
+    publishers set = {pubs, n};
+    double took = run_schedule(seed, n, min_rate, max_rate, seconds, sent, &max_lag, send_frame, flush_all, &set);
     /* what is still queued goes out before END, as libzmq's PUB keeps its queue's order */
     int64_t flush_until = now_ns() + 10000000000LL;
     for (int left = 1; left && now_ns() < flush_until;) {
@@ -436,15 +364,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) flush(&pubs[i]);
     /* every END arrives unless a stream was cut; then what arrived within 30 s is the answer */
     int64_t wait_until = now_ns() + 30000000000LL;
-    while (atomic_load(&rx.ended) < n && now_ns() < wait_until && now_ns() < rx.deadline) {
+    while (atomic_load(&rx.t.ended) < n && now_ns() < wait_until && now_ns() < rx.deadline) {
         for (int i = 0; i < n; i++) if (pubs[i].queued > 0) flush(&pubs[i]);
         sleep_ns(10000000);
     }
-    int64_t total = 0;
-    for (int i = 0; i < n; i++) total += sent[i];
-    printf("done %lld %lld %lld %lld %.3f %lld %d\n", (long long) total, (long long) atomic_load(&rx.ok),
-           (long long) atomic_load(&rx.bad), (long long) atomic_load(&rx.bytes), took,
-           (long long) (max_lag / 1000000), atomic_load(&rx.ended));
-    fflush(stdout);
+    print_done(&rx.t, sent, took, max_lag);
     _exit(0);
 }
