@@ -234,8 +234,16 @@ public final class Cli {
                     .cause(e).log();
             return EXIT_STARTUP;
         }
+        BrokerMetrics metrics;
+        try {
+            metrics = BrokerMetrics.create();
+        } catch (RuntimeException e) {
+            server.close();
+            LOG.error("startup_failed").field("problem", "cannot create the metrics").cause(e).log();
+            return EXIT_STARTUP;
+        }
         // Closed in reverse order: the server first, so that no scrape reads metrics being closed.
-        try (BrokerMetrics metrics = BrokerMetrics.create(); server) {
+        try (metrics; server) {
             try {
                 server.serveMetrics(metrics);
             } catch (RuntimeException e) {
