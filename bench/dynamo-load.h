@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define HEADER 12 /* publisher index (4) + sequence number (8), big-endian */
 #define MAX_SIZE 2000
@@ -211,6 +212,42 @@ static void print_done(tally *t, const int64_t *sent, double took, int64_t max_l
            (long long) atomic_load(&t->bad), (long long) atomic_load(&t->bytes), took,
            (long long) (max_lag_ns / 1000000), atomic_load(&t->ended));
     fflush(stdout);
+}
+
+/* The peers' arguments: seed publishers min_rate max_rate seconds. */
+typedef struct {
+    int64_t seed;
+    int n;
+    double min_rate, max_rate, seconds;
+} load_args;
+
+/* Reads the arguments; 0, or 2 (the exit status) after printing the usage. */
+static int parse_load_args(int argc, char **argv, const char *program, load_args *a) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s seed publishers min_rate max_rate seconds\n", program);
+        return 2;
+    }
+    *a = (load_args) {atoll(argv[1]), atoi(argv[2]), atof(argv[3]), atof(argv[4]), atof(argv[5])};
+    return 0;
+}
+
+/* When not every publisher joined within the join's minute: the "done" line that says so, and exit 1. */
+static void exit_if_not_joined(tally *t) {
+    if (atomic_load(&t->joined) < t->n) {
+        printf("done 0 0 0 0 0 0 -1\n");
+        fflush(stdout);
+        _exit(1);
+    }
+}
+
+/* Waits for every publisher's END, calling idle (may be NULL) every 10 ms: every END arrives unless a stream was
+   cut, and then what arrived within 30 s (or by the receiver's deadline) is the answer. */
+static void await_ends(tally *t, int64_t receiver_deadline, idle_fn idle, void *peers) {
+    int64_t wait_until = now_ns() + 30000000000LL;
+    while (atomic_load(&t->ended) < t->n && now_ns() < wait_until && now_ns() < receiver_deadline) {
+        if (idle) idle(peers);
+        sleep_ns(10000000);
+    }
 }
 
 #endif

@@ -70,13 +70,11 @@ static void send_zmq(void *pubs, int publisher, const unsigned char *m, int size
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: dynamo-peers seed publishers min_rate max_rate seconds\n");
-        return 2;
-    }
-    int64_t seed = atoll(argv[1]);
-    int n = atoi(argv[2]);
-    double min_rate = atof(argv[3]), max_rate = atof(argv[4]), seconds = atof(argv[5]);
+    load_args args;
+    int usage = parse_load_args(argc, argv, "dynamo-peers", &args);
+    if (usage != 0) return usage;
+    int64_t seed = args.seed;
+    int n = args.n;
     void *ctx = zmq_ctx_new();
     void **pubs = calloc((size_t) n, sizeof *pubs);
     printf("ports");
@@ -116,7 +114,7 @@ int main(int argc, char **argv) {
     }
 
     receiver rx = {.sub = sub, .t.n = n, .seed = seed,
-                   .deadline = now_ns() + (int64_t) ((60 + seconds + 60) * 1e9)};
+                   .deadline = now_ns() + (int64_t) ((60 + args.seconds + 60) * 1e9)};
     pthread_t rx_thread;
     pthread_create(&rx_thread, NULL, receive, &rx);
     int64_t join_deadline = now_ns() + 60000000000LL;
@@ -124,20 +122,14 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; i++) control(pubs[i], "W", i, ZMQ_DONTWAIT);
         sleep_ns(20000000);
     }
-    if (atomic_load(&rx.t.joined) < n) {
-        printf("done 0 0 0 0 0 0 -1\n");
-        fflush(stdout);
-        _exit(1);
-    }
+    exit_if_not_joined(&rx.t);
     sleep_ns(200000000);
 
     int64_t *sent = calloc((size_t) n, sizeof *sent), max_lag = 0;
-    double took = run_schedule(seed, n, min_rate, max_rate, seconds, sent, &max_lag, send_zmq, NULL, pubs);
+    double took = run_schedule(seed, n, args.min_rate, args.max_rate, args.seconds, sent, &max_lag, send_zmq, NULL, pubs);
     sleep_ns(500000000);
     for (int i = 0; i < n; i++) control(pubs[i], "END", i, 0);
-    /* every END arrives unless a stream was cut; then what arrived within 30 s is the answer */
-    int64_t wait_until = now_ns() + 30000000000LL;
-    while (atomic_load(&rx.t.ended) < n && now_ns() < wait_until && now_ns() < rx.deadline) sleep_ns(10000000);
+    await_ends(&rx.t, rx.deadline, NULL, NULL);
     print_done(&rx.t, sent, took, max_lag);
     _exit(0); /* the receiver may still be polling; the context is not worth an orderly close here */
 }

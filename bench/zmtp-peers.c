@@ -297,13 +297,11 @@ static void flush_all(void *set) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: zmtp-peers seed publishers min_rate max_rate seconds\n");
-        return 2;
-    }
-    int64_t seed = atoll(argv[1]);
-    int n = atoi(argv[2]);
-    double min_rate = atof(argv[3]), max_rate = atof(argv[4]), seconds = atof(argv[5]);
+    load_args args;
+    int usage = parse_load_args(argc, argv, "zmtp-peers", &args);
+    if (usage != 0) return usage;
+    int64_t seed = args.seed;
+    int n = args.n;
     publisher *pubs = calloc((size_t) n, sizeof *pubs);
     printf("ports");
     for (int i = 0; i < n; i++) {
@@ -323,7 +321,7 @@ int main(int argc, char **argv) {
     size_t cap = 0;
     if (getline(&line, &cap, stdin) < 0) { fprintf(stderr, "zmtp-peers: stdin closed\n"); return 2; }
     receiver rx = {.t.n = n, .ports = calloc((size_t) n, sizeof(int)), .seed = seed,
-                   .deadline = now_ns() + (int64_t) ((60 + seconds + 60) * 1e9)};
+                   .deadline = now_ns() + (int64_t) ((60 + args.seconds + 60) * 1e9)};
     char *tok = strtok(line, " \t\n");
     for (int i = 0; i < n; i++) {
         tok = strtok(NULL, " \t\n");
@@ -340,18 +338,14 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; i++) if (pubs[i].ready) control(&pubs[i], "W", i);
         sleep_ns(20000000);
     }
-    if (atomic_load(&rx.t.joined) < n) {
-        printf("done 0 0 0 0 0 0 -1\n");
-        fflush(stdout);
-        _exit(1);
-    }
+    exit_if_not_joined(&rx.t);
     sleep_ns(200000000);
     handshake_subscribers(pubs, n, hello, hello_len); /* drains the subscriptions */
     for (int i = 0; i < n; i++) flush(&pubs[i]);
 
     int64_t *sent = calloc((size_t) n, sizeof *sent), max_lag = 0;
     publishers set = {pubs, n};
-    double took = run_schedule(seed, n, min_rate, max_rate, seconds, sent, &max_lag, send_frame, flush_all, &set);
+    double took = run_schedule(seed, n, args.min_rate, args.max_rate, args.seconds, sent, &max_lag, send_frame, flush_all, &set);
     /* what is still queued goes out before END, as libzmq's PUB keeps its queue's order */
     int64_t flush_until = now_ns() + 10000000000LL;
     for (int left = 1; left && now_ns() < flush_until;) {
@@ -362,12 +356,7 @@ int main(int argc, char **argv) {
     sleep_ns(500000000);
     for (int i = 0; i < n; i++) control(&pubs[i], "END", i);
     for (int i = 0; i < n; i++) flush(&pubs[i]);
-    /* every END arrives unless a stream was cut; then what arrived within 30 s is the answer */
-    int64_t wait_until = now_ns() + 30000000000LL;
-    while (atomic_load(&rx.t.ended) < n && now_ns() < wait_until && now_ns() < rx.deadline) {
-        for (int i = 0; i < n; i++) if (pubs[i].queued > 0) flush(&pubs[i]);
-        sleep_ns(10000000);
-    }
+    await_ends(&rx.t, rx.deadline, flush_all, &set);
     print_done(&rx.t, sent, took, max_lag);
     _exit(0);
 }
