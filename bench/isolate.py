@@ -18,6 +18,8 @@ into ISOLATE_PEERS_DIR; or jeromq: DynamoPeers),
 ISOLATE_SEED (default 18),
 ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of its measured runs, after
 the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
+ISOLATE_SCHED_TRACE=DIR (every context switch on both cores during each measured latency run, with perf, next to
+the run's per-message stamps: bench/sched-trace.py DIR says what ran while the slowest messages were in flight),
 ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
 a subset, e.g. broker alone under a profiler; the targets need all three), ISOLATE_BROKER_B_CP=<classpath> (a
 second broker, "broker-b", on that classpath in front of the common one, with its own lean router: two builds
@@ -216,8 +218,24 @@ class Rig:
             raise
         self.broker = self.sides["broker"].broker
 
+    def settle(self, max_s=20.0):
+        """Waits (bounded) until every broker and lean router is idle: a JVM still compiling what the previous run
+        made hot would otherwise take core 0 from the next run, whichever path that is (the sched_switch traces of
+        ISOLATE_SCHED_TRACE showed a broker's C2 thread on core 0 in the slowest 1 % of a stunnel run)."""
+        pids = [p for side in self.sides.values() for p in (side.broker.pid, side.router.pid)]
+        start = time.monotonic()
+        while time.monotonic() - start < max_s:
+            c0 = sum(cpu_s(p) for p in pids)
+            time.sleep(0.5)
+            if sum(cpu_s(p) for p in pids) - c0 <= 0.01:   # at most one clock tick in half a second
+                break
+        waited = time.monotonic() - start
+        if waited > 1.5:
+            log(f"waited {waited:.1f} s for the JVMs to go idle")
+
     def open(self, path, pub_port):
         """Returns (SUB endpoint port, {name: pid} whose CPU is measured, close function)."""
+        self.settle()
         if path == "direct":
             return pub_port, {}, lambda: None
         if path == "stunnel":
@@ -298,6 +316,7 @@ def lat_sub(port, warm, n, joined, pids, out):
     s.setsockopt(zmq.SUBSCRIBE, b"")
     s.connect(f"tcp://127.0.0.1:{port}")
     lat = []
+    stamps = [] if os.environ.get("ISOLATE_SCHED_TRACE") else None
     expected = 0
     gaps = 0
     deadline = time.monotonic() + JOIN_WAIT + (warm + n) / 1000 + 60
@@ -320,9 +339,11 @@ def lat_sub(port, warm, n, joined, pids, out):
         expected = seq + 1
         if seq >= warm:
             lat.append(now - sent)
+            if stamps is not None:
+                stamps.append((seq, sent, now - sent))
             if seq == warm + n - 1:
                 out.put(("sub-cpu", cpus(pids)))
-    out.put(("sub", lat, gaps))
+    out.put(("sub", lat, gaps, stamps))
     s.close(linger=0)
     ctx.term()
 
@@ -450,7 +471,12 @@ def latency(rig, path, size, rate, warm, n):
                      lat_sub, (sub_port, warm, n, joined, pids), JOIN_WAIT + (warm + n) / rate + 90)
     finally:
         close()
-    lat, gaps = r["sub"]
+    lat, gaps, stamps = r["sub"]
+    if stamps and SchedTrace.active == path:   # a measured run, not the warm-up
+        trace_dir = os.environ["ISOLATE_SCHED_TRACE"]
+        runs = len([f for f in os.listdir(trace_dir) if f.startswith(f"stamps-{path}-")])
+        with open(os.path.join(trace_dir, f"stamps-{path}-{runs}.txt"), "w") as f:
+            f.writelines(f"{q} {t} {d}\n" for q, t, d in stamps)
     c0 = r["pub"][0]
     c1 = r.get("sub-cpu", (None,))[0]
     lat.sort()
@@ -551,6 +577,38 @@ def dynamo(rig, seed, name="broker"):
 
 # ------------------------------------------------------------------------------------------------------------
 
+class SchedTrace:
+    """ISOLATE_SCHED_TRACE=DIR: every context switch on both cores (perf sched_switch, CLOCK_MONOTONIC, the clock
+    of the SUB's stamps) during each measured latency run, next to the run's per-message stamps; bench/sched-trace.py
+    reads them and says what ran on each core while the slowest messages were in flight."""
+
+    active = None
+
+    def __init__(self, path):
+        self.dir = os.environ.get("ISOLATE_SCHED_TRACE")
+        self.path = path
+        self.proc = None
+
+    def __enter__(self):
+        if self.dir:
+            os.makedirs(self.dir, exist_ok=True)
+            runs = len([f for f in os.listdir(self.dir) if f.startswith(f"sched-{self.path}-")])
+            self.proc = subprocess.Popen(["perf", "record", "-q", "-k", "mono", "-e", "sched:sched_switch",
+                                          "-C", f"{BROKER_CORE},{PEER_CORE}", "-o",
+                                          os.path.join(self.dir, f"sched-{self.path}-{runs}.data")],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            SchedTrace.active = self.path
+        return self
+
+    def __exit__(self, *exc):
+        SchedTrace.active = None
+        if self.proc:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(60)
+        return False
+
+
 def profiled(rig, path, command):
     if path == "broker":
         rig.profile(command)
@@ -592,7 +650,8 @@ def main():
         for r in range(runs):
             for p in paths if "latency" in workloads else ():
                 profiled(rig, p, "start,event=cpu,interval=1ms")
-                res = latency(rig, p, 200, 10_000, 10_000, lat_n)
+                with SchedTrace(p):
+                    res = latency(rig, p, 200, 10_000, 10_000, lat_n)
                 profiled(rig, p, "stop,file=" + os.path.abspath("modules/bench/target/profile-latency-200.collapsed"))
                 lat[p].append(res)
                 log(f"run {r} latency {p}: {res} (load {loadavg()})")
