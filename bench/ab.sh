@@ -5,6 +5,11 @@
 # another commit), each with its own lean router, interleaved run by run with the stunnel and direct paths. This
 # tree's jar is copied first, so rebuilding while it runs does not change what is measured. ISOLATE_* as for
 # bench/run.sh isolate (e.g. ISOLATE_WORKLOADS=latency,throughput).
+#   AB_ALTERNATE=N bench/ab.sh OTHER_RELAY_JAR [runs]
+# instead runs the two builds one after the other, N rounds (OTHER first in each), each invocation with only its
+# own broker started: two brokers pinned to core 0 at once put one's JIT and GC into the other's runs, which matters
+# when the tails are what is compared (docs/benchmarks.md, "Added p99, where the time goes"). Set ISOLATE_PATHS
+# (e.g. broker) and ISOLATE_WORKLOADS as needed; each invocation prints its own tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bin/env.sh
@@ -25,4 +30,14 @@ for jar in $(tr ':' ' ' < "$cp_file"); do
 done
 ISOLATE_PEERS_DIR=$(bench/build-dynamo-peers.sh)
 export ISOLATE_PEERS_DIR
+if [ -n "${AB_ALTERNATE:-}" ]; then
+    for round in $(seq 1 "$AB_ALTERNATE"); do
+        for build in other this; do
+            echo "== round $round: $build build ($([ $build = other ] && echo "$other" || echo "this tree"))"
+            if [ $build = other ]; then run_cp="$other:$cp"; else run_cp="$cp"; fi
+            timeout 1800 /usr/bin/python3 bench/isolate.py "$run_cp" "$@"
+        done
+    done
+    exit 0
+fi
 ISOLATE_BROKER_B_CP="$other" timeout 1800 /usr/bin/python3 bench/isolate.py "$cp" "$@"
