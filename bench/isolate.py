@@ -32,6 +32,7 @@ import multiprocessing as mp
 import os
 import queue
 import select
+import shutil
 import signal
 import socket
 import statistics
@@ -591,6 +592,8 @@ class SchedTrace:
 
     def __enter__(self):
         if self.dir:
+            if not shutil.which("perf"):
+                raise RuntimeError("ISOLATE_SCHED_TRACE needs perf (Debian: apt-get install -y linux-perf)")
             os.makedirs(self.dir, exist_ok=True)
             runs = len([f for f in os.listdir(self.dir) if f.startswith(f"sched-{self.path}-")])
             self.proc = subprocess.Popen(["perf", "record", "-q", "-k", "mono", "-e", "sched:sched_switch",

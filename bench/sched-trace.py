@@ -22,7 +22,7 @@ import sys
 SWITCH = re.compile(r"\[(\d+)\]\s+([\d.]+):.*?prev_comm=(.*?) prev_pid=(\d+) .*?==> next_comm=(.*?) next_pid=(\d+)")
 
 
-def category(core, comm):
+def category(comm):
     """A thread name as a cause: the JVM's own threads by role, everything else by name."""
     if comm.startswith("swapper"):
         return "idle"
@@ -73,10 +73,10 @@ def time_on(slices, lo, hi):
     return acc
 
 
-def by_category(core, acc):
+def by_category(acc):
     out = collections.Counter()
     for comm, ns in acc.items():
-        out[category(core, comm)] += ns
+        out[category(comm)] += ns
     return out
 
 
@@ -86,9 +86,9 @@ def share_table(cores, slow, typical):
         a = collections.Counter()
         b = collections.Counter()
         for lo, hi in slow:
-            a.update(by_category(core, time_on(cores[core], lo, hi)))
+            a.update(by_category(time_on(cores[core], lo, hi)))
         for lo, hi in typical:
-            b.update(by_category(core, time_on(cores[core], lo, hi)))
+            b.update(by_category(time_on(cores[core], lo, hi)))
         ta, tb = sum(a.values()) or 1, sum(b.values()) or 1
         for cat in sorted(set(a) | set(b), key=lambda c: -a[c]):
             if a[cat] / ta >= 0.01 or b[cat] / tb >= 0.01:
@@ -129,7 +129,7 @@ def report(stamps_file, data_file, top):
     for lo, hi, n in sorted(eps):
         parts = []
         for core in sorted(cores):
-            acc = by_category(core, time_on(cores[core], lo, hi))
+            acc = by_category(time_on(cores[core], lo, hi))
             busy = ", ".join(f"{c} {ns / 1000:.0f}" for c, ns in acc.most_common(4))
             parts.append(f"core {core}: {busy}")
         print(f"* {(lo - rows[0][1]) / 1e6:8.1f} ms into the run, {(hi - lo) / 1000:.0f} µs, {n} messages; "
