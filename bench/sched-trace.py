@@ -59,11 +59,19 @@ def intervals(data):
     return slices
 
 
-def time_on(slices, lo, hi):
-    """Nanoseconds per category on one core in [lo, hi)."""
+class Timeline:
+    """One core's time slices, sorted, with their start times for bisection."""
+
+    def __init__(self, slices):
+        self.slices = slices
+        self.starts = [s[0] for s in slices]
+
+
+def time_on(timeline, lo, hi):
+    """Nanoseconds per thread name on one core in [lo, hi)."""
     acc = collections.Counter()
-    starts = [s[0] for s in slices]
-    i = max(0, bisect.bisect_right(starts, lo) - 1)
+    slices = timeline.slices
+    i = max(0, bisect.bisect_right(timeline.starts, lo) - 1)
     while i < len(slices) and slices[i][0] < hi:
         s, e, comm = slices[i]
         overlap = min(e, hi) - max(s, lo)
@@ -116,7 +124,7 @@ def report(stamps_file, data_file, top):
     # the messages closest to the median, as many as the slow ones: what a normal message's flight looks like
     typical = sorted(rows, key=lambda r: abs(r[2] - p50))[:len(slow)]
     typical = [(t, t + d) for _, t, d in typical]
-    cores = intervals(data_file)
+    cores = {core: Timeline(slices) for core, slices in intervals(data_file).items()}
     print(f"\n### {os.path.basename(stamps_file)}: {len(rows)} messages, p50 {p50 / 1000:.0f} µs, "
           f"p99 {p99 / 1000:.0f} µs, max {lats[-1] / 1000:.0f} µs\n")
     print("Time on each core while the slowest 1 % were in flight, against the median messages:\n")
