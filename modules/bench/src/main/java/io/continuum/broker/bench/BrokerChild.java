@@ -2,7 +2,11 @@ package io.continuum.broker.bench;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
 import java.io.InputStream;
 import java.net.URI;
 import java.security.cert.CertificateFactory;
@@ -11,8 +15,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+
+import javax.management.NotificationEmitter;
+import javax.management.openmbean.CompositeData;
+
+import com.sun.management.GarbageCollectionNotificationInfo;
+import com.sun.management.GcInfo;
 
 import io.continuum.broker.metadata.Advertisement;
 import io.continuum.broker.metadata.PublisherKey;
@@ -26,7 +39,7 @@ import io.continuum.broker.relay.net.Cidr;
 /**
  * The broker alone in its own JVM, so the harness measures its heap, RSS and CPU honestly. Driven over
  * stdin by {@link LoadHarness} and bench/isolate.py: {@code heap} prints {@code heap <used after GC> <peak used
- * sampled>}; {@code peak-reset} restarts the peak (answers {@code ok}); {@code quit} or EOF stops it. Args: bus URL, CA PEM file, credential.
+ * before any collection>}; {@code peak-reset} restarts the peak (answers {@code ok}); {@code quit} or EOF stops it. Args: bus URL, CA PEM file, credential.
  */
 public final class BrokerChild {
     private BrokerChild() {
@@ -57,16 +70,7 @@ public final class BrokerChild {
                 .busConnectTimeout(Duration.ofSeconds(10))
                 .build();
         AtomicLong peak = new AtomicLong();
-        Thread.ofPlatform().daemon().name("heap-sampler").start(() -> {
-            while (true) {
-                peak.accumulateAndGet(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        });
+        recordPeakAtEachCollection(peak);
         EventBroker broker = EventBroker.create(config, new PublisherView() {
             @Override
             public boolean isSynced() {
@@ -94,6 +98,8 @@ public final class BrokerChild {
                     System.out.println("ok");
                     System.out.flush();
                 } else if (line.equals("heap")) {
+                    // the heap in use now counts too: the last collection may be long past
+                    peak.accumulateAndGet(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
                     for (int i = 0; i < 3; i++) {
                         System.gc();
                         Thread.sleep(50);
@@ -107,5 +113,34 @@ public final class BrokerChild {
             broker.close();
         }
         System.exit(0);
+    }
+
+    /**
+     * Keeps {@code peak} at the most heap in use seen by any collection, which is where the heap is fullest: right
+     * before it. Read from the collectors' own notifications, not by polling: a sampler thread polling every 20 ms
+     * ran on the broker's one core and showed up in the slowest latency messages' time (docs/benchmarks.md).
+     */
+    private static void recordPeakAtEachCollection(AtomicLong peak) {
+        Set<String> heapPools = new HashSet<>();
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP) {
+                heapPools.add(pool.getName());
+            }
+        }
+        for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
+            ((NotificationEmitter) collector).addNotificationListener((notification, handback) -> {
+                if (!notification.getType().equals(GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION)) {
+                    return;
+                }
+                GcInfo info = GarbageCollectionNotificationInfo.from((CompositeData) notification.getUserData()).getGcInfo();
+                long before = 0;
+                for (Map.Entry<String, MemoryUsage> pool : info.getMemoryUsageBeforeGc().entrySet()) {
+                    if (heapPools.contains(pool.getKey())) {
+                        before += pool.getValue().getUsed();
+                    }
+                }
+                peak.accumulateAndGet(before, Math::max);
+            }, null, null);
+        }
     }
 }
