@@ -473,10 +473,8 @@ def latency(rig, path, size, rate, warm, n):
     finally:
         close()
     lat, gaps, stamps = r["sub"]
-    if stamps and SchedTrace.active == path:   # a measured run, not the warm-up
-        trace_dir = os.environ["ISOLATE_SCHED_TRACE"]
-        runs = len([f for f in os.listdir(trace_dir) if f.startswith(f"stamps-{path}-")])
-        with open(os.path.join(trace_dir, f"stamps-{path}-{runs}.txt"), "w") as f:
+    if stamps and SchedTrace.active and SchedTrace.active.path == path:   # a measured run, not the warm-up
+        with open(SchedTrace.active.stamps_file, "w") as f:
             f.writelines(f"{q} {t} {d}\n" for q, t, d in stamps)
     c0 = r["pub"][0]
     c1 = r.get("sub-cpu", (None,))[0]
@@ -583,7 +581,7 @@ class SchedTrace:
     of the SUB's stamps) during each measured latency run, next to the run's per-message stamps; bench/sched-trace.py
     reads them and says what ran on each core while the slowest messages were in flight."""
 
-    active = None
+    active = None   # the trace of the measured run in progress: latency() writes its stamps_file
 
     def __init__(self, path):
         self.dir = os.environ.get("ISOLATE_SCHED_TRACE")
@@ -595,13 +593,14 @@ class SchedTrace:
             if not shutil.which("perf"):
                 raise RuntimeError("ISOLATE_SCHED_TRACE needs perf (Debian: apt-get install -y linux-perf)")
             os.makedirs(self.dir, exist_ok=True)
-            runs = len([f for f in os.listdir(self.dir) if f.startswith(f"sched-{self.path}-")])
+            run = len([f for f in os.listdir(self.dir) if f.startswith(f"sched-{self.path}-")])
+            base = os.path.join(self.dir, f"{{}}-{self.path}-{run}")
+            self.stamps_file = base.format("stamps") + ".txt"
             self.proc = subprocess.Popen(["perf", "record", "-q", "-k", "mono", "-e", "sched:sched_switch",
-                                          "-C", f"{BROKER_CORE},{PEER_CORE}", "-o",
-                                          os.path.join(self.dir, f"sched-{self.path}-{runs}.data")],
+                                          "-C", f"{BROKER_CORE},{PEER_CORE}", "-o", base.format("sched") + ".data"],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
-            SchedTrace.active = self.path
+            SchedTrace.active = self
         return self
 
     def __exit__(self, *exc):
