@@ -51,6 +51,7 @@ public final class Demo {
     private final int rate;
     private final long stopAfterMessages;
     private final PrintStream out;
+    private final Path brokerLauncher;
     private final List<Subscriber> subscribers = new ArrayList<>();
 
     /**
@@ -62,14 +63,30 @@ public final class Demo {
      * @param out               where the live view goes
      */
     public Demo(int publishers, int rate, long stopAfterMessages, PrintStream out) {
+        this(publishers, rate, stopAfterMessages, out, null);
+    }
+
+    /**
+     * Creates a demo whose broker is a separate process started by a launcher, such as the runtime image's
+     * {@code bin/continuum-event-broker}: the packaged broker meets the same router, API server and publishers.
+     *
+     * @param publishers        how many ZMQ publishers (and DynamoWorkerMetadata resources)
+     * @param rate              messages per second per publisher
+     * @param stopAfterMessages stop by itself once the subscribers got this many messages in total (0: run until Ctrl-C)
+     * @param out               where the live view goes
+     * @param brokerLauncher    the broker's launcher (started with {@code --config FILE} and {@code KUBECONFIG}), or
+     *                          {@code null} to run the broker in this process
+     */
+    public Demo(int publishers, int rate, long stopAfterMessages, PrintStream out, Path brokerLauncher) {
         this.publishers = publishers;
         this.rate = rate;
         this.stopAfterMessages = stopAfterMessages;
         this.out = out;
+        this.brokerLauncher = brokerLauncher;
     }
 
     /**
-     * {@code demo [--publishers N] [--rate MSG_PER_S] [--messages N]}.
+     * {@code demo [--publishers N] [--rate MSG_PER_S] [--messages N] [--broker-launcher PATH]}.
      *
      * @param args arguments
      * @throws Exception when the demo cannot start
@@ -78,14 +95,17 @@ public final class Demo {
         int publishers = 3;
         int rate = 20;
         long messages = 0;
+        Path launcher = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "demo" -> { }
                 case "--publishers" -> publishers = Integer.parseInt(args[++i]);
                 case "--rate" -> rate = Integer.parseInt(args[++i]);
                 case "--messages" -> messages = Long.parseLong(args[++i]);
+                case "--broker-launcher" -> launcher = Path.of(args[++i]);
                 default -> {
-                    System.err.println("usage: continuum-event-broker demo [--publishers N] [--rate MSG_PER_S] [--messages N]");
+                    System.err.println("usage: continuum-event-broker demo [--publishers N] [--rate MSG_PER_S] [--messages N]"
+                            + " [--broker-launcher PATH]");
                     System.exit(2);
                 }
             }
@@ -93,7 +113,7 @@ public final class Demo {
         // stderr carries event lines only, from the start: the embedded router's Helidon server logs before the
         // broker configures logging, and would otherwise write JUL's two-line default format.
         LoggingSetup.configure(LogFormat.KEY_VALUE, System.err);
-        System.exit(new Demo(publishers, rate, messages, System.out).run(true));
+        System.exit(new Demo(publishers, rate, messages, System.out, launcher).run(true));
     }
 
     /**
@@ -148,18 +168,23 @@ public final class Demo {
             out.println("Ctrl-C drains the broker and exits.");
             out.println();
 
-            Thread broker = Thread.ofPlatform().name("broker").start(() -> {
-                Cli cli = Cli.builder()
-                        .environment(Map.of())
-                        .runtimeFactory(ctx -> new RelayRuntime(ctx, apiClient))
-                        .shutdownWait(() -> {
-                            stop.await();
-                            return 0;
-                        })
-                        .build();
-                exit.set(cli.run(new String[] {"--config", config.toString()}));
-                stop.countDown();
-            });
+            Thread broker;
+            if (brokerLauncher != null) {
+                broker = brokerProcess(config, kube.kubeconfig(), stop, exit);
+            } else {
+                broker = Thread.ofPlatform().name("broker").start(() -> {
+                    Cli cli = Cli.builder()
+                            .environment(Map.of())
+                            .runtimeFactory(ctx -> new RelayRuntime(ctx, apiClient))
+                            .shutdownWait(() -> {
+                                stop.await();
+                                return 0;
+                            })
+                            .build();
+                    exit.set(cli.run(new String[] {"--config", config.toString()}));
+                    stop.countDown();
+                });
+            }
             if (installSignals) {
                 ShutdownSignals signals = ShutdownSignals.install();
                 Thread.ofVirtual().start(() -> {
@@ -252,6 +277,42 @@ public final class Demo {
     }
 
     /** {@code {"event_id":149,"worker_id":0,...}} shown as {@code {"event_id":149,...}}. */
+    /**
+     * Starts the broker as a process of its own and a thread that stops it (SIGTERM, which drains) when the demo
+     * stops, or stops the demo when the broker exits by itself. The broker's log lines go to this stderr.
+     */
+    private Thread brokerProcess(Path config, Path kubeconfig, CountDownLatch stop, AtomicReference<Integer> exit)
+            throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(brokerLauncher.toString(), "--config", config.toString())
+                .redirectOutput(ProcessBuilder.Redirect.INHERIT)
+                .redirectError(ProcessBuilder.Redirect.INHERIT);
+        builder.environment().remove("KUBERNETES_SERVICE_HOST");
+        builder.environment().put("KUBECONFIG", kubeconfig.toString());
+        Process process = builder.start();
+        out.println("  broker:                         " + brokerLauncher + " (pid " + process.pid() + ")");
+        Thread.ofVirtual().name("broker-exit").start(() -> {
+            try {
+                process.waitFor();
+            } catch (InterruptedException ignored) {
+                // the demo is exiting
+            }
+            stop.countDown();
+        });
+        return Thread.ofPlatform().name("broker").start(() -> {
+            try {
+                stop.await();
+                process.destroy();
+                if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+                exit.set(process.waitFor());
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
     private static String abbreviate(String s) {
         if (s == null) {
             return "-";

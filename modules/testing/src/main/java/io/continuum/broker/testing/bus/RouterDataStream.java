@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import io.helidon.webserver.CloseConnectionException;
+
 /**
  * The router's end of one data stream ({@code POST /bus/v1/streams/{id}}, bus-protocol-v1.md
  * section 6): the broker's request body (publisher bytes) and the response body (bytes for the
@@ -110,8 +112,9 @@ public final class RouterDataStream {
                     out.write(buf, 0, n);
                     bridgedFromBroker.addAndGet(n);
                 }
-            } catch (IOException ignored) {
-                // either side went away
+            } catch (IOException | CloseConnectionException ignored) {
+                // either side went away (Helidon reports a broker connection that closed under a read or a window
+                // update with its own unchecked exception)
             } finally {
                 end();
             }
@@ -126,8 +129,9 @@ public final class RouterDataStream {
                     toBroker.flush();
                     bridgedToBroker.addAndGet(n);
                 }
-            } catch (IOException ignored) {
-                // either side went away
+            } catch (IOException | CloseConnectionException ignored) {
+                // either side went away (Helidon reports a broker connection that closed under a read or a window
+                // update with its own unchecked exception)
             } finally {
                 end();
             }
