@@ -4,8 +4,9 @@
 #   packaging/build.sh [--skip-maven] [--no-aot]
 #
 # 1. ./mvnw package (skipped with --skip-maven when modules/app/target is already built),
-# 2. the runtime image target/packaging/continuum-event-broker-VERSION/: a jlink JRE with the
-#    JDK modules the app needs (runtime/), the application jars as the module path (lib/app/),
+# 2. the runtime image target/packaging/continuum-event-broker-VERSION/: a jlink runtime (runtime/) with the
+#    JDK modules the app needs and every library module jlink can link (packaging/link-runtime.sh), the
+#    other jars as the module path (lib/app/: automatic modules and what requires them),
 #    the launcher bin/continuum-event-broker, the man page, the example config,
 # 3. a smoke test of that image (--version, --check-config, /healthz, /readyz, /metrics served
 #    as Prometheus text by the Micrometer provider),
@@ -87,16 +88,22 @@ modules_file="$out/jdk-modules.txt"
 } | sort -u > "$modules_file"
 extra=$(comm -13 <(grep -v -e '^#' -e '^$' "$here/jlink-modules.txt" | sort -u) "$modules_file" | tr '\n' ' ')
 [ -z "$extra" ] || echo "    note: modules found beyond jlink-modules.txt: $extra(add them there)"
-say "jlink: $(paste -sd, "$modules_file")"
-jlink --add-modules "$(paste -sd, "$modules_file")" \
-    --strip-debug --no-header-files --no-man-pages --compress zip-9 \
-    --generate-cds-archive \
-    --output "$image/runtime" >/dev/null
+say "jlink: $(paste -sd, "$modules_file"), and the application's explicit modules (packaging/link-runtime.sh)"
+linked="$("$here/link-runtime.sh" "$image/lib/app" "$image/runtime" "$(paste -sd, "$modules_file")")"
+printf '%s\n' "${linked//,/$'\n'}" > "$out/linked-modules.txt"
+echo "    linked into runtime/: $(wc -l < "$out/linked-modules.txt") modules; on the module path (lib/app): $(find "$image/lib/app" -name '*.jar' | wc -l) jars"
 
 # --- launcher, options, docs ------------------------------------------------------------------
 install -m 0755 "$here/launcher.sh" "$image/bin/$name"
 install -m 0755 "$here/aot-train.sh" "$image/lib/aot-train"
-install -m 0644 "$here/jvm.options" "$image/lib/jvm.options"
+# jvm.options, plus the linked modules as roots: ALL-MODULE-PATH only names what stayed in lib/app.
+{
+    cat "$here/jvm.options"
+    echo "# Added by packaging/build.sh: the application's modules linked into runtime/, resolved like the module path's."
+    echo "--add-modules"
+    echo "$linked"
+} > "$image/lib/jvm.options"
+chmod 0644 "$image/lib/jvm.options"
 install -m 0644 "$here/$name.1" "$image/man/man1/$name.1"
 install -m 0644 "$root/etc/config.event-broker.yaml.example" "$image/etc/config.yaml.example"
 install -m 0644 "$root/README.md" "$image/README.md"
@@ -106,20 +113,23 @@ printf '%s\n' "$version" > "$image/VERSION"
 
 # --- SBOM: the application's (Maven's resolved graph) plus the runtime jlink made ---------------
 [ -f "$app_target/bom.json" ] || die "modules/app/target/bom.json is missing (the cyclonedx-maven-plugin runs at package)"
-python3 - "$app_target/bom.json" "$image/runtime/release" "$modules_file" "$image/sbom.cdx.json" <<'PY'
+python3 - "$app_target/bom.json" "$image/runtime/release" "$modules_file" "$image/sbom.cdx.json" "$out/linked-modules.txt" <<'PY'
 import json, sys
-bom_path, release_path, modules_path, out = sys.argv[1:5]
+bom_path, release_path, modules_path, out, linked_path = sys.argv[1:6]
 bom = json.load(open(bom_path))
 release = dict(line.split("=", 1) for line in open(release_path).read().splitlines() if "=" in line)
 release = {k: v.strip('"') for k, v in release.items()}
 modules = [m.strip() for m in open(modules_path) if m.strip()]
+linked = [m.strip() for m in open(linked_path) if m.strip()]
 ref = "runtime:jlink:" + release.get("JAVA_VERSION", "unknown")
 runtime = {
     "type": "platform", "bom-ref": ref, "name": "java-runtime (jlink)",
     "version": release.get("JAVA_VERSION", "unknown"),
     "publisher": release.get("IMPLEMENTOR", "unknown"),
-    "description": "Java runtime linked by jlink from the build JDK: runtime/ in the image",
-    "properties": [{"name": "jlink:module", "value": m} for m in modules],
+    "description": "runtime/ in the image: a Java runtime linked by jlink from the build JDK, with the "
+                   "application's library modules linked in (each is also a component of its own)",
+    "properties": [{"name": "jlink:module", "value": m} for m in modules]
+                  + [{"name": "jlink:linked-library-module", "value": m} for m in linked],
 }
 bom.setdefault("components", []).append(runtime)
 app_ref = bom["metadata"]["component"]["bom-ref"]

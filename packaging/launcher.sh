@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # continuum-event-broker launcher inside the runtime image (archive, .deb). Layout:
 #   bin/continuum-event-broker   this script
-#   runtime/                     JRE linked by jlink (JDK modules only)
-#   lib/app/                     application and library jars: the module path
+#   runtime/                     runtime linked by jlink: JDK modules and the library modules jlink can link
+#   lib/app/                     the other jars (automatic modules and what needs them): the module path
 #   lib/jvm.options              JVM options (java @argfile), shared with the container image
 #   lib/continuum-event-broker.aot       optional AOT cache, valid only for the directory in
 #   lib/continuum-event-broker.aot.root  which it was trained (lib/aot-train writes both)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the start-up baseline of packaging/measure-startup.sh into target/startup-baseline/: a trivial
-# Helidon SE app (src/Hello.java, one route), a jlink JRE with the JDK modules it needs (jdeps), its jars on the
-# class path, and a JDK 25 AOT cache trained by one start (the broker's image gets the same treatment from
+# Helidon SE app (src/Hello.java, one route), a runtime linked by packaging/link-runtime.sh as the broker's is
+# (the JDK modules it needs, found by jdeps, and Helidon's modules), hello.jar on the class path, and a JDK 25
+# AOT cache trained by one start (the broker's image gets the same treatment from
 # packaging/build.sh and lib/aot-train). The launcher bin/hello takes the broker's `--config FILE`.
 #   bench/startup-baseline/build.sh      (idempotent: rebuilds only what is missing)
 set -euo pipefail
@@ -10,7 +11,7 @@ root="$(cd "$here/../.." && pwd)"
 cd "$root"
 . bin/env.sh
 out="$root/target/startup-baseline"
-if [ -x "$out/bin/hello" ] && [ -f "$out/lib/hello.aot" ]; then
+if [ -x "$out/bin/hello" ] && [ -f "$out/lib/hello.aot" ] && grep -q -- --add-modules "$out/bin/hello"; then
     echo "startup-baseline: $out is built"; exit 0
 fi
 rm -rf "$out"
@@ -20,16 +21,16 @@ javac -d "$out/classes" -cp "$out/lib/cp/*" "$here/src/Hello.java"
 jar --create --file "$out/lib/cp/hello.jar" -C "$out/classes" .
 rm -rf "$out/classes"
 mods=$(jdeps --multi-release 25 --ignore-missing-deps --print-module-deps --class-path "$out/lib/cp/*" "$out/lib/cp/hello.jar")
-# the same jlink options as packaging/build.sh
-jlink --add-modules "$mods" --strip-debug --compress zip-9 --no-header-files --no-man-pages \
-    --generate-cds-archive --output "$out/runtime"
-cat > "$out/bin/hello" <<'LAUNCHER'
+# linked as packaging/build.sh links the broker: the JDK modules and every jar jlink can link (here all of
+# Helidon's); only hello.jar stays on the class path
+linked=$("$root/packaging/link-runtime.sh" "$out/lib/cp" "$out/runtime" "$mods")
+cat > "$out/bin/hello" <<LAUNCHER
 #!/usr/bin/env bash
-root="$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)"
+root="\$(cd "\$(dirname "\$(readlink -f "\$0")")/.." && pwd -P)"
 aot=()
-[ -f "$root/lib/hello.aot" ] && aot=(-XX:AOTCache="$root/lib/hello.aot")
-exec "$root/runtime/bin/java" -XX:+UseG1GC -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr \
-    "${aot[@]}" ${HELLO_JAVA_OPTS:-} -cp "$root/lib/cp/*" Hello "$@"
+[ -f "\$root/lib/hello.aot" ] && aot=(-XX:AOTCache="\$root/lib/hello.aot")
+exec "\$root/runtime/bin/java" -XX:+UseG1GC -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr \\
+    "\${aot[@]}" \${HELLO_JAVA_OPTS:-} --add-modules $linked -cp "\$root/lib/cp/*" Hello "\$@"
 LAUNCHER
 chmod +x "$out/bin/hello"
 # train the AOT cache: one start, one request, SIGTERM (the JVM writes the cache on exit)
