@@ -99,9 +99,11 @@ install -m 0755 "$here/aot-train.sh" "$image/lib/aot-train"
 # jvm.options, plus the linked modules as roots: ALL-MODULE-PATH only names what stayed in lib/app.
 {
     cat "$here/jvm.options"
-    echo "# Added by packaging/build.sh: the application's modules linked into runtime/, resolved like the module path's."
-    echo "--add-modules"
-    echo "$linked"
+    if [ -n "$linked" ]; then
+        echo "# Added by packaging/build.sh: the application's modules linked into runtime/, resolved like the module path's."
+        echo "--add-modules"
+        echo "$linked"
+    fi
 } > "$image/lib/jvm.options"
 chmod 0644 "$image/lib/jvm.options"
 install -m 0644 "$here/$name.1" "$image/man/man1/$name.1"

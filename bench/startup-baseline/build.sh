@@ -24,13 +24,15 @@ mods=$(jdeps --multi-release 25 --ignore-missing-deps --print-module-deps --clas
 # linked as packaging/build.sh links the broker: the JDK modules and every jar jlink can link (here all of
 # Helidon's); only hello.jar stays on the class path
 linked=$("$root/packaging/link-runtime.sh" "$out/lib/cp" "$out/runtime" "$mods")
+roots=""
+[ -z "$linked" ] || roots="--add-modules $linked"
 cat > "$out/bin/hello" <<LAUNCHER
 #!/usr/bin/env bash
 root="\$(cd "\$(dirname "\$(readlink -f "\$0")")/.." && pwd -P)"
 aot=()
 [ -f "\$root/lib/hello.aot" ] && aot=(-XX:AOTCache="\$root/lib/hello.aot")
 exec "\$root/runtime/bin/java" -XX:+UseG1GC -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr \\
-    "\${aot[@]}" \${HELLO_JAVA_OPTS:-} --add-modules $linked -cp "\$root/lib/cp/*" Hello "\$@"
+    "\${aot[@]}" \${HELLO_JAVA_OPTS:-} $roots -cp "\$root/lib/cp/*" Hello "\$@"
 LAUNCHER
 chmod +x "$out/bin/hello"
 # train the AOT cache: one start, one request, SIGTERM (the JVM writes the cache on exit)
