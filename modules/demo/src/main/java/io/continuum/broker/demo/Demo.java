@@ -276,7 +276,6 @@ public final class Demo {
         out.println(line);
     }
 
-    /** {@code {"event_id":149,"worker_id":0,...}} shown as {@code {"event_id":149,...}}. */
     /**
      * Starts the broker as a process of its own and a thread that stops it (SIGTERM, which drains) when the demo
      * stops, or stops the demo when the broker exits by itself. The broker's log lines go to this stderr.
@@ -313,6 +312,7 @@ public final class Demo {
         });
     }
 
+    /** {@code {"event_id":149,"worker_id":0,...}} shown as {@code {"event_id":149,...}}. */
     private static String abbreviate(String s) {
         if (s == null) {
             return "-";
