@@ -106,6 +106,52 @@ class DataPathTest {
         assertEquals(1, h.broker.openStreams());
     }
 
+    /**
+     * A publisher that stops reading: the router's bytes wait in the full socket and in the stream's window, the
+     * publisher's own bytes still reach the router meanwhile (one readiness loop reads every publisher socket and
+     * serves the waiting write too: neither may hold up the other), and once it reads again every byte arrives, in
+     * order.
+     */
+    @Test
+    void aPublisherThatStopsReadingHoldsTheRouterBytesButNotItsOwn() throws Exception {
+        h = new BrokerHarness();
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(11);
+        Socket upstream = subscribed.upstream();
+        // The publisher's receive buffer fixed at 64 KiB (no autotuning up to tens of MiB), and the router sending
+        // more than it and the broker's send buffer at its largest can hold: the broker's writes must wait.
+        upstream.setReceiveBufferSize(64 * 1024);
+        byte[] fromRouter = new byte[(int) (tcpBufferMax("tcp_wmem") + (8L << 20))];
+        new Random(11).nextBytes(fromRouter);
+        Thread routerWrites = Thread.ofVirtual().start(() -> {
+            try {
+                subscribed.stream().writeToBroker(fromRouter);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        await(() -> h.metrics.get("relayed_bytes_total{direction=router_to_upstream}") > 0, "router bytes relayed");
+
+        byte[] fromPublisher = "still flowing".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        upstream.getOutputStream().write(fromPublisher);
+        assertArrayEquals(fromPublisher, subscribed.stream().readFromBroker(fromPublisher.length));
+        assertTrue(routerWrites.isAlive(), "the router's write waits for the publisher");
+
+        byte[] atPublisher = upstream.getInputStream().readNBytes(fromRouter.length);
+        assertArrayEquals(fromRouter, atPublisher);
+        routerWrites.join(WAIT.toMillis());
+        assertEquals(fromRouter.length, h.metrics.get("relayed_bytes_total{direction=router_to_upstream}"));
+    }
+
+    /** The largest buffer the kernel gives a TCP socket ({@code net.ipv4.tcp_rmem} or {@code tcp_wmem}, third field). */
+    private static long tcpBufferMax(String sysctl) throws java.io.IOException {
+        String[] fields;
+        // read as a stream: procfs reports a size of 0
+        try (InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of("/proc/sys/net/ipv4", sysctl))) {
+            fields = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim().split("\\s+");
+        }
+        return Long.parseLong(fields[2]);
+    }
+
     @Test
     void publisherEofEndsTheRequestBodyAndReportsUpstreamClosed() throws Exception {
         h = new BrokerHarness();

@@ -539,11 +539,29 @@ final class HelidonBusStream implements BusStream {
         try {
             if (!connection.writer().writeDataUnless(() -> resetSent, id, payload, offset, length,
                     Http2Frames.MAX_FRAME_PAYLOAD)) {
+                returnUnsentWindow(length);
                 throwIfFailed();
                 throw new StreamClosedException("stream " + id + " was reset");
             }
         } catch (UncheckedIOException e) {
             throw failureOr("write on stream " + id + " failed");
+        }
+    }
+
+    /**
+     * DATA taken from the windows but never written, because the stream was reset first: the peer never saw those
+     * bytes, so they never come back as a WINDOW_UPDATE. The connection's send window gets them back here, or every
+     * such race would shrink it for good, until the other streams starve (the stream's own window dies with it).
+     */
+    private void returnUnsentWindow(int length) {
+        lock.lock();
+        try {
+            connection.windowsLocked().peerUpdate(length);
+            for (HelidonBusStream s : connection.streamsLocked().all()) {
+                s.signalLocked();
+            }
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -44,6 +44,11 @@ final class SerializedFrameWriter implements DataWriter {
     /** Guarded by lock: the entries of the socket write being assembled. */
     private final List<PendingData> gathered = new ArrayList<>();
     private volatile boolean dead;
+    /**
+     * Test seam: runs on a DATA writer's thread once its DATA is queued, before it takes the lock, so a test can
+     * make a reset of the stream happen exactly then (a black-box race cannot hit that window).
+     */
+    volatile Runnable beforeDataLock;
     private boolean prefaceSeen;
     private boolean inHeaderBlock;
     /** Guarded by lock: where frames are assembled before their socket write. */
@@ -165,6 +170,10 @@ final class SerializedFrameWriter implements DataWriter {
                             int length, int maxFramePayload) {
         PendingData mine = new PendingData(skip, streamId, payload, offset, length, maxFramePayload);
         pending.add(mine);
+        Runnable seam = beforeDataLock;
+        if (seam != null) {
+            seam.run();
+        }
         lock.lock();
         try {
             while (!mine.done) {

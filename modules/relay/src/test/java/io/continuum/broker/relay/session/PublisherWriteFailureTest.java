@@ -7,12 +7,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.time.Duration;
+import java.nio.channels.SocketChannel;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.logging.Level;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.event.EventFormatter;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.BrokerHarness;
@@ -26,6 +26,8 @@ import io.continuum.broker.relay.transport.HelidonBusConnector;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.logs.LogLines;
+import io.continuum.broker.testing.logs.Logfmt;
 import org.junit.jupiter.api.Test;
 import io.continuum.broker.relay.api.Credential;
 
@@ -37,75 +39,56 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 /**
  * Section 6: a socket error toward the publisher, on the write side too, ends the stream with
  * {@code stream_closed upstream_closed}, never {@code buffer_overflow}. The publisher keeps sending while
- * writes to it fail: a socket whose output stream fails (a broken pipe the kernel reports on write only),
- * connected for real, handed to the broker by its target dialer.
+ * writes to it fail: the target dialer connects a real socket and shuts its output down before the broker gets it,
+ * so the broker's first write to the publisher fails (as on a pipe broken on the way) while its reads still work.
  */
 class PublisherWriteFailureTest {
-    /** A real connected socket whose writes fail, like a pipe broken on the way to the publisher. */
-    private static final class WriteBrokenSocket extends Socket {
-        /** Counted down by the first failed write: the publisher starts sending then, and goes on. */
-        final CountDownLatch writeFailed = new CountDownLatch(1);
-
-        @Override
-        public OutputStream getOutputStream() {
-            return new OutputStream() {
-                @Override
-                public void write(int b) throws IOException {
-                    writeFailed.countDown();
-                    throw new IOException("Broken pipe (test)");
-                }
-
-                @Override
-                public void write(byte[] b, int off, int len) throws IOException {
-                    writeFailed.countDown();
-                    throw new IOException("Broken pipe (test)");
-                }
-            };
-        }
-    }
-
     @Test
     void aFailedWriteToThePublisherIsUpstreamClosedNotBufferOverflow() throws Exception {
         int rounds = 5;
-        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        try (LogLines logs = LogLines.capture(DataStream.class.getName(),
+                new EventFormatter(EventFormatter.Style.LOGFMT, false), Level.FINE);
+             ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
              InProcessRouter router = InProcessRouter.builder()
                      .tls(BrokerHarness.SERVER.key(), List.of(BrokerHarness.SERVER.certificate()))
                      .credential(BrokerHarness.CREDENTIAL).start()) {
-            // The publisher starts sending the moment the broker's write to it fails and goes on (256 KiB in
-            // 1 KiB writes, well within the stream's budget): the broker reads bytes after the failure.
-            LinkedBlockingQueue<CountDownLatch> failures = new LinkedBlockingQueue<>();
+            // The publisher of stream N starts sending the moment the broker's write to it failed (its debug event
+            // says so) and goes on (256 KiB in 1 KiB writes, well within the stream's budget): the broker reads
+            // bytes after the failure. Streams are subscribed one after the other, so accepts come in id order.
             Thread talker = Thread.ofVirtual().start(() -> {
                 try {
-                    while (true) {
+                    for (long id = 1; id <= rounds; id++) {
                         Socket s = publisher.accept();
-                        CountDownLatch writeFailed = failures.take();
-                        Thread.ofVirtual().start(() -> {
-                            try (s; OutputStream out = s.getOutputStream()) {
-                                writeFailed.await();
-                                byte[] burst = new byte[1024];
-                                for (int i = 0; i < 256; i++) {
-                                    out.write(burst);
-                                }
-                                s.getInputStream().read(); // until the broker closes it
-                            } catch (IOException | InterruptedException gone) {
-                                // the broker closed it
+                        String streamId = String.valueOf(id);
+                        try (s; OutputStream out = s.getOutputStream()) {
+                            logs.await(l -> "publisher_write_failed".equals(Logfmt.parse(l).get("event"))
+                                    && streamId.equals(Logfmt.parse(l).get("stream_id")), WAIT);
+                            byte[] burst = new byte[1024];
+                            for (int i = 0; i < 256; i++) {
+                                out.write(burst);
                             }
-                        });
+                            s.getInputStream().read(); // until the broker closes it
+                        } catch (IOException gone) {
+                            // the broker closed it
+                        }
                     }
                 } catch (IOException | InterruptedException closed) {
                     // test over
                 }
             });
             TargetDialer dialer = target -> {
-                WriteBrokenSocket s = new WriteBrokenSocket();
-                failures.add(s.writeFailed);
+                Socket s = null;
                 try {
+                    s = SocketChannel.open().socket();
                     s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), publisher.getLocalPort()), 5_000);
+                    s.shutdownOutput();
                 } catch (IOException e) {
-                    try {
-                        s.close();
-                    } catch (IOException ignored) {
-                        // closing
+                    if (s != null) {
+                        try {
+                            s.close();
+                        } catch (IOException ignored) {
+                            // closing
+                        }
                     }
                     return new DialResult.Refused(Code.UPSTREAM_CONNECT_FAILED, "test dial failed");
                 }
