@@ -239,6 +239,9 @@ final class StreamPumps {
             // The publisher socket failed (section 6: a socket error, as EOF): flush what is queued, end the
             // request body and report upstream_closed. The reader may still get bytes a moment longer.
             publisherWriteFailed = true;
+            if (open.getAsBoolean()) {
+                LOG.debug("publisher_write_failed").field("stream_id", streamId).cause(e).log();
+            }
             queue.end();
         }
     }
