@@ -1,8 +1,12 @@
 package io.continuum.broker.relay;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -130,7 +134,7 @@ class DataPathTest {
         });
         await(() -> h.metrics.get("relayed_bytes_total{direction=router_to_upstream}") > 0, "router bytes relayed");
 
-        byte[] fromPublisher = "still flowing".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] fromPublisher = "still flowing".getBytes(StandardCharsets.US_ASCII);
         upstream.getOutputStream().write(fromPublisher);
         assertArrayEquals(fromPublisher, subscribed.stream().readFromBroker(fromPublisher.length));
         assertTrue(routerWrites.isAlive(), "the router's write waits for the publisher");
@@ -142,11 +146,11 @@ class DataPathTest {
     }
 
     /** The largest buffer the kernel gives a TCP socket ({@code net.ipv4.tcp_rmem} or {@code tcp_wmem}, third field). */
-    private static long tcpBufferMax(String sysctl) throws java.io.IOException {
+    private static long tcpBufferMax(String sysctl) throws IOException {
         String[] fields;
         // read as a stream: procfs reports a size of 0
-        try (InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of("/proc/sys/net/ipv4", sysctl))) {
-            fields = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim().split("\\s+");
+        try (InputStream in = Files.newInputStream(Path.of("/proc/sys/net/ipv4", sysctl))) {
+            fields = new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim().split("\\s+");
         }
         return Long.parseLong(fields[2]);
     }

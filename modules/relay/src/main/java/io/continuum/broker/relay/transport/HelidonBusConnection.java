@@ -260,6 +260,17 @@ final class HelidonBusConnection implements BusConnection {
         windows.consumeSendWindow(n);
     }
 
+    /**
+     * Lock held: the peer's connection window grew, by its WINDOW_UPDATE or by DATA taken from it but never sent;
+     * every stream waiting for window checks again.
+     */
+    void growSendWindowLocked(int increment) {
+        windows.peerUpdate(increment);
+        for (HelidonBusStream stream : streams.all()) {
+            stream.signalLocked();
+        }
+    }
+
     /** Lock held: credits bytes released or never to be released; returns an increment to send now, or 0. */
     int creditConnectionLocked(long bytes) {
         return windows.credit(bytes);

@@ -556,10 +556,7 @@ final class HelidonBusStream implements BusStream {
     private void returnUnsentWindow(int length) {
         lock.lock();
         try {
-            connection.windowsLocked().peerUpdate(length);
-            for (HelidonBusStream s : connection.streamsLocked().all()) {
-                s.signalLocked();
-            }
+            connection.growSendWindowLocked(length);
         } finally {
             lock.unlock();
         }

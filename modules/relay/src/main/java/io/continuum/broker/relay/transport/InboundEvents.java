@@ -39,10 +39,7 @@ final class InboundEvents implements InboundFrameSniffer.Listener {
         connection.lock.lock();
         try {
             if (streamId == 0) {
-                connection.windowsLocked().peerUpdate(increment);
-                for (HelidonBusStream stream : connection.streamsLocked().all()) {
-                    stream.signalLocked();
-                }
+                connection.growSendWindowLocked(increment);
             } else {
                 connection.streamsLocked().onStream(streamId, s -> s.adjustSendWindowLocked(increment));
             }
