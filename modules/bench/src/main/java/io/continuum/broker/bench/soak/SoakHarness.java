@@ -16,6 +16,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -54,6 +55,9 @@ public final class SoakHarness {
     private final double faultScale = Double.parseDouble(System.getProperty("soak.faultScale", "1"));
     private final Path launcher = Path.of(System.getProperty("soak.launcher", "bin/continuum-event-broker"));
     private final Path out = Path.of(System.getProperty("soak.out", "modules/bench/target/soak.md"));
+    /** The broker's JVM options (its CONTINUUM_EVENT_BROKER_JAVA_OPTS), e.g. to soak another collector. */
+    private final String brokerJavaOpts = Objects.requireNonNullElse(System.getenv("SOAK_BROKER_JAVA_OPTS"),
+            "-Xmx256m -XX:+UseG1GC");
 
     private final Random random = new Random(20261129);
     private final HttpClient http = HttpClient.newHttpClient();
@@ -111,7 +115,7 @@ public final class SoakHarness {
                     .redirectErrorStream(true)
                     .redirectOutput(dir.resolve("broker.log").toFile());
             pb.environment().put("KUBECONFIG", kube.kubeconfig().toString());
-            pb.environment().put("CONTINUUM_EVENT_BROKER_JAVA_OPTS", "-Xmx256m -XX:+UseG1GC");
+            pb.environment().put("CONTINUUM_EVENT_BROKER_JAVA_OPTS", brokerJavaOpts);
             Process broker = pb.start();
             long pid = broker.pid();
             System.out.printf(Locale.ROOT, "soak: %d min, %d publishers at %d msg/s, broker pid %d, log %s%n",
