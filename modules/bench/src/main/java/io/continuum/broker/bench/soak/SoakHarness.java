@@ -41,11 +41,15 @@ import io.continuum.broker.testing.pki.ServerIdentity;
  * <p>System properties: {@code soak.minutes} (35), {@code soak.publishers} (16), {@code soak.rate} (msg/s
  * per stream, 50), {@code soak.sampleSeconds} (60), {@code soak.launcher}
  * ({@code bin/continuum-event-broker}), {@code soak.out} ({@code modules/bench/target/soak.md}),
- * {@code soak.faultScale} (1: every fault interval as written; 0.1 for a quick shake-down).
+ * {@code soak.faultScale} (1: every fault interval as written; 0.1 for a quick shake-down). Environment:
+ * {@code SOAK_BROKER_JAVA_OPTS}, the broker's JVM options ({@code -Xmx256m -XX:+UseG1GC}).
  */
 public final class SoakHarness {
     static final String DYNAMO_NAMESPACE = "dynamo";
     private static final String KUBE_NAMESPACE = "soak";
+
+    /** A generation's line of GC.heap_info: "garbage-first heap ... used NK", "DefNew ... used NK", "Tenured ...". */
+    private static final Pattern HEAP_USED = Pattern.compile("(?m)^\\S[^\\n]*?, used (\\d+)K");
 
     private final int minutes = Integer.getInteger("soak.minutes", 35);
     private final int publisherCount = Integer.getInteger("soak.publishers", 16);
@@ -293,8 +297,13 @@ public final class SoakHarness {
         long rss = procField(status, "VmRSS");
         jcmd(pid, "GC.run");
         String heap = jcmd(pid, "GC.heap_info");
-        Matcher m = Pattern.compile("used (\\d+)K").matcher(heap);
-        long heapKiB = m.find() ? Long.parseLong(m.group(1)) : -1;
+        // Every generation's line (G1: one "garbage-first heap"; Serial: "DefNew" and "Tenured"; Parallel: two),
+        // not the indented space and Metaspace lines
+        Matcher m = HEAP_USED.matcher(heap);
+        long heapKiB = m.find() ? 0 : -1;
+        for (m.reset(); m.find(); ) {
+            heapKiB += Long.parseLong(m.group(1));
+        }
         Path dump = Files.createTempFile("soak-threads", ".json");
         Files.delete(dump);
         jcmd(pid, "Thread.dump_to_file", "-format=json", dump.toString());
