@@ -179,7 +179,7 @@ class Side:
         opts = os.environ.get("ISOLATE_BROKER_OPTS", "").split()
         if name == "broker-b":
             opts += os.environ.get("ISOLATE_BROKER_B_OPTS", "").split()
-        self.broker = LineProc(["taskset", "-c", BROKER_CORE, java, "-Xmx512m", "-XX:+UseG1GC", *opts,
+        self.broker = LineProc(["taskset", "-c", BROKER_CORE, java, "-Xmx512m", "-XX:+UseSerialGC", *opts,
                                 "-cp", classpath, "io.continuum.broker.bench.BrokerChild",
                                 url, os.path.join(rig.work, "ca.pem"), CREDENTIAL],
                                os.path.join(rig.work, f"{name}.log"))

@@ -11,7 +11,8 @@ root="$(cd "$here/../.." && pwd)"
 cd "$root"
 . bin/env.sh
 out="$root/target/startup-baseline"
-if [ -x "$out/bin/hello" ] && [ -f "$out/lib/hello.aot" ] && grep -q -- --add-modules "$out/bin/hello"; then
+if [ -x "$out/bin/hello" ] && [ -f "$out/lib/hello.aot" ] && grep -q -- --add-modules "$out/bin/hello" \
+        && grep -q -- -XX:+UseSerialGC "$out/bin/hello"; then
     echo "startup-baseline: $out is built"; exit 0
 fi
 rm -rf "$out"
@@ -31,7 +32,7 @@ cat > "$out/bin/hello" <<LAUNCHER
 root="\$(cd "\$(dirname "\$(readlink -f "\$0")")/.." && pwd -P)"
 aot=()
 [ -f "\$root/lib/hello.aot" ] && aot=(-XX:AOTCache="\$root/lib/hello.aot")
-exec "\$root/runtime/bin/java" -XX:+UseG1GC -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr \\
+exec "\$root/runtime/bin/java" -XX:+UseSerialGC -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr \\
     "\${aot[@]}" \${HELLO_JAVA_OPTS:-} $roots -cp "\$root/lib/cp/*" Hello "\$@"
 LAUNCHER
 chmod +x "$out/bin/hello"

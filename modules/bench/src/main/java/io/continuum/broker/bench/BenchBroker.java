@@ -58,7 +58,7 @@ final class BenchBroker implements AutoCloseable {
         Files.write(ca, pki.caPem());
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx" + System.getProperty("bench.brokerXmx", "512m"), "-XX:+UseG1GC"));
+                "-Xmx" + System.getProperty("bench.brokerXmx", "512m"), "-XX:+UseSerialGC")); // as jvm.options
         String extra = System.getProperty("bench.brokerJavaOpts", "");
         if (!extra.isBlank()) {
             cmd.addAll(Arrays.asList(extra.trim().split("\\s+")));

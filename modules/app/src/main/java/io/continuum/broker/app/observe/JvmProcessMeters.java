@@ -42,7 +42,7 @@ final class JvmProcessMeters {
             b.bindTo(micrometer);
         }
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-            // A bounded label: the JVM's collectors (two or three for G1). Two counters, not a FunctionTimer:
+            // A bounded label: the JVM's collectors (Serial's two, G1's two or three). Two counters, not a FunctionTimer:
             // Helidon's registry has no wrapper for a FunctionTimer and keeps a null for it, which breaks
             // its close (NPE when the next server replaces the global registry).
             FunctionCounter.builder("jvm.gc.collections", gc, GarbageCollectorMXBean::getCollectionCount)

@@ -42,7 +42,7 @@ import io.continuum.broker.testing.pki.ServerIdentity;
  * per stream, 50), {@code soak.sampleSeconds} (60), {@code soak.launcher}
  * ({@code bin/continuum-event-broker}), {@code soak.out} ({@code modules/bench/target/soak.md}),
  * {@code soak.faultScale} (1: every fault interval as written; 0.1 for a quick shake-down). Environment:
- * {@code SOAK_BROKER_JAVA_OPTS}, the broker's JVM options ({@code -Xmx256m -XX:+UseG1GC}).
+ * {@code SOAK_BROKER_JAVA_OPTS}, the broker's JVM options ({@code -Xmx256m -XX:+UseSerialGC}).
  */
 public final class SoakHarness {
     static final String DYNAMO_NAMESPACE = "dynamo";
@@ -61,7 +61,7 @@ public final class SoakHarness {
     private final Path out = Path.of(System.getProperty("soak.out", "modules/bench/target/soak.md"));
     /** The broker's JVM options (its CONTINUUM_EVENT_BROKER_JAVA_OPTS), e.g. to soak another collector. */
     private final String brokerJavaOpts = Objects.requireNonNullElse(System.getenv("SOAK_BROKER_JAVA_OPTS"),
-            "-Xmx256m -XX:+UseG1GC");
+            "-Xmx256m -XX:+UseSerialGC"); // the collector of jvm.options
 
     private final Random random = new Random(20261129);
     private final HttpClient http = HttpClient.newHttpClient();
