@@ -112,8 +112,9 @@ class DataPathTest {
 
     /**
      * A publisher that stops reading: the router's bytes wait in the full socket and in the stream's window, the
-     * publisher's own bytes still reach the router meanwhile (the write waiting for the publisher holds up nothing
-     * else), and once it reads again every byte arrives, in order.
+     * publisher's own bytes still reach the router meanwhile (one readiness loop reads every publisher socket and
+     * serves the waiting write too: neither may hold up the other), and once it reads again every byte arrives, in
+     * order.
      */
     @Test
     void aPublisherThatStopsReadingHoldsTheRouterBytesButNotItsOwn() throws Exception {

@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -172,8 +173,11 @@ public final class UpstreamDialer {
             long ceilMillis = (timeoutNanos + 999_999L) / 1_000_000L;
             int timeoutMillis = (int) Math.max(1L, Math.min(Integer.MAX_VALUE, ceilMillis));
             InetSocketAddress remote = new InetSocketAddress(address, key.port());
-            Socket socket = new Socket();
+            Socket socket = null;
             try {
+                // A channel's socket: the session reads every publisher socket from one readiness loop, which
+                // needs channels. Connected here in blocking mode, as a plain socket would be.
+                socket = SocketChannel.open().socket();
                 socketSettings.applyTo(socket);
                 connector.connect(socket, remote, timeoutMillis);
                 if (Thread.currentThread().isInterrupted()) {
@@ -208,6 +212,9 @@ public final class UpstreamDialer {
     }
 
     private static void closeQuietly(Socket s) {
+        if (s == null) {
+            return;
+        }
         try {
             s.close();
         } catch (IOException ignored) {

@@ -140,7 +140,7 @@ final class DataStream {
             return; // aborted (and answered) while it waited for a slot: no HEADERS were written
         }
         stream = s;
-        pumps = new StreamPumps(streamId, socket, s, context.newQueue(), context.metrics(),
+        pumps = new StreamPumps(streamId, socket, context.publisherReads(), s, context.newQueue(), context.metrics(),
                 context.responseHeadTimeout(), () -> state.get() == State.OPEN, this::close);
         // HEADERS are on the connection: only now is stream_opened sent (section 5).
         if (!state.compareAndSet(State.COMMITTED, State.OPEN)) {
@@ -214,6 +214,10 @@ final class DataStream {
             s.cancel();
         }
         closeQuietly(socket);
+        StreamPumps p = pumps;
+        if (p != null) {
+            p.socketClosed();
+        }
         closeQueue();
         Code refusal;
         answerLock.lock();
@@ -341,6 +345,10 @@ final class DataStream {
             s.cancel();
         }
         closeQuietly(socket);
+        StreamPumps p = pumps;
+        if (p != null) {
+            p.socketClosed();
+        }
         if (code != null) {
             context.metrics().streamClosed(code);
             if (code == Code.BUFFER_OVERFLOW) {

@@ -36,6 +36,7 @@ final class SessionStreams implements StreamContext {
     private final RelayMetrics metrics;
     private final StreamRegistry registry;
     private final SessionBudget budget;
+    private final PublisherReads reads;
     private final Map<Long, DataStream> streams = new ConcurrentHashMap<>();
     /** Streams out of the table whose answer is not written yet: a drain that finds no stream waits for them. */
     private final AtomicInteger answersInFlight = new AtomicInteger();
@@ -52,6 +53,7 @@ final class SessionStreams implements StreamContext {
         this.metrics = metrics;
         this.registry = registry;
         this.budget = new SessionBudget(timeouts.sessionBufferBytes());
+        this.reads = new PublisherReads(headers::sessionId);
     }
 
     /** The limits {@code welcome} negotiated; streams exist only after it. */
@@ -97,11 +99,12 @@ final class SessionStreams implements StreamContext {
         return streams.isEmpty() && answersInFlight.get() == 0;
     }
 
-    /** The session ended: every stream closes with it, answering nothing. */
+    /** The session ended: every stream closes with it, answering nothing; then the readiness loop stops. */
     void closeAll() {
         for (DataStream ds : new ArrayList<>(streams.values())) {
             ds.closeWithSession();
         }
+        reads.close();
     }
 
     int openCount() {
@@ -132,6 +135,11 @@ final class SessionStreams implements StreamContext {
     @Override
     public Duration responseHeadTimeout() {
         return timeouts.responseHead();
+    }
+
+    @Override
+    public PublisherReads publisherReads() {
+        return reads;
     }
 
     @Override

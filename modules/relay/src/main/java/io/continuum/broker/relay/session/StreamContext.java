@@ -32,6 +32,9 @@ interface StreamContext {
     /** How long after the slot grant the router's response head may take (R-OPEN). */
     Duration responseHeadTimeout();
 
+    /** The session's readiness loop, which reads every open stream's publisher socket. */
+    PublisherReads publisherReads();
+
     /** A queue toward the router, charged against the negotiated stream budget and the session's. */
     ChunkQueue newQueue();
 

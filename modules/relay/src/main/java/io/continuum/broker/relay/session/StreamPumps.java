@@ -1,12 +1,12 @@
 package io.continuum.broker.relay.session;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -20,18 +20,19 @@ import io.continuum.broker.relay.transport.ResponseHead;
 import io.continuum.broker.relay.transport.TransportException;
 
 /**
- * The bytes of one open data stream (bus-protocol-v1.md section 6; R-BUF 1-4), on three virtual threads: the
- * upstream reader (publisher socket to the {@link ChunkQueue}, never blocked), the upstream writer (queue to the
- * HTTP/2 stream) and the downstream pump (HTTP/2 stream to the publisher socket, window replenished only as bytes
- * reach the socket). How the bytes end decides how the stream closes; the closing itself is the stream's.
+ * The bytes of one open data stream (bus-protocol-v1.md section 6; R-BUF 1-4) in three parts: the upstream reader
+ * (publisher socket to the {@link ChunkQueue}, never blocked: this class is its {@link PublisherReads.Sink}, called
+ * by the session's readiness loop), the upstream writer (queue to the HTTP/2 stream, a virtual thread) and the
+ * downstream pump (HTTP/2 stream to the publisher socket, window replenished only as bytes reach the socket; the
+ * stream's opener thread). How the bytes end decides how the stream closes; the closing itself is the stream's.
  */
-final class StreamPumps {
+final class StreamPumps implements PublisherReads.Sink {
     /** The stream's events keep one logger name, {@link DataStream}'s, as operators filter on it. */
     private static final EventLog LOG = EventLog.of(DataStream.class);
-    /** Publisher sockets are read in large chunks; each chunk costs 64 bytes of budget. */
+    /** The most one read of a publisher socket takes; each read becomes one chunk, charged 64 bytes of budget. */
     static final int READ_CHUNK_BYTES = 64 * 1024;
-    /** What an idle stream's publisher read waits with (see {@link #pumpPublisherToQueue}). */
-    static final int IDLE_READ_BYTES = 2 * 1024;
+    /** The least a read may take, however small the stream's budget. */
+    static final int MIN_READ_BYTES = 2 * 1024;
 
     /** Ends the stream once; {@code code} null closes it without a {@code stream_closed}. */
     @FunctionalInterface
@@ -41,6 +42,8 @@ final class StreamPumps {
 
     private final long streamId;
     private final Socket socket;
+    private final SocketChannel channel;
+    private final PublisherReads reads;
     private final BusStream stream;
     private final ChunkQueue queue;
     private final RelayMetrics metrics;
@@ -53,11 +56,28 @@ final class StreamPumps {
     private volatile boolean publisherWriteFailed;
     /** Set before the request body's END_STREAM is written (publisher EOF). */
     private volatile boolean requestEnded;
+    // the reader's state: only the readiness loop's thread touches these
+    private final int readBytes;
+    private final long nearBudgetBytes;
+    private boolean nearBudget;
+    /** The socket's registration with the readiness loop; null until {@link #run}. */
+    private volatile SelectionKey key;
 
-    StreamPumps(long streamId, Socket socket, BusStream stream, ChunkQueue queue, RelayMetrics metrics,
-                Duration responseHead, BooleanSupplier open, Closer closer) {
+    /**
+     * @param socket a connected socket with a channel ({@link java.nio.channels.SocketChannel#socket()}): the
+     *               readiness loop reads it
+     */
+    StreamPumps(long streamId, Socket socket, PublisherReads reads, BusStream stream, ChunkQueue queue,
+                RelayMetrics metrics, Duration responseHead, BooleanSupplier open, Closer closer) {
         this.streamId = streamId;
         this.socket = socket;
+        this.channel = socket.getChannel();
+        if (channel == null) {
+            throw new IllegalArgumentException("publisher socket has no channel: " + socket);
+        }
+        this.reads = reads;
+        this.readBytes = readBytes(queue.limitBytes());
+        this.nearBudgetBytes = (long) queue.limitBytes() * RelayMetrics.NEAR_BUDGET_PERCENT / 100;
         this.stream = stream;
         this.queue = queue;
         this.metrics = metrics;
@@ -66,11 +86,30 @@ final class StreamPumps {
         this.closer = closer;
     }
 
-    /** Starts the two upstream threads and runs the downstream pump on the calling one. */
+    /**
+     * Hands the socket to the session's readiness loop, starts the upstream writer, and runs the downstream pump
+     * on the calling thread.
+     */
     void run() {
-        Thread.ofVirtual().name("stream-" + streamId + "-up-read").start(this::pumpPublisherToQueue);
+        try {
+            key = reads.register(channel, this);
+            if (!channel.isOpen()) {
+                socketClosed(); // closed while it registered: its close found no key to release
+            }
+        } catch (IOException e) {
+            // the socket closed already, or the session's loop did (the session is ending)
+            ended(e);
+        }
         Thread.ofVirtual().name("stream-" + streamId + "-up-write").start(this::pumpQueueToRouter);
         pumpRouterToPublisher();
+    }
+
+    /** After the stream closed the socket: its registration is released, a downstream write waiting wakes up. */
+    void socketClosed() {
+        SelectionKey k = key;
+        if (k != null) {
+            reads.wakeup(k);
+        }
     }
 
     ChunkQueue queue() {
@@ -86,62 +125,54 @@ final class StreamPumps {
     }
 
     /**
-     * The read size of a busy stream: 64 KiB, but never more than a quarter of the stream's budget (less the
-     * per-chunk charge), so one read of a burst cannot overflow a stream whose router keeps up: at the 16 KiB
-     * minimum budget a 64 KiB read would be charged more than the whole budget at once (R-BUF 1, 3).
+     * The most one read takes: 64 KiB, but never more than a quarter of the stream's budget (less the per-chunk
+     * charge), so one read of a burst cannot overflow a stream whose router keeps up: at the 16 KiB minimum budget
+     * a 64 KiB read would be charged more than the whole budget at once (R-BUF 1, 3).
      */
-    static int busyReadBytes(int streamBudgetBytes) {
+    static int readBytes(int streamBudgetBytes) {
         int quarter = (streamBudgetBytes - ChunkQueue.CHUNK_OVERHEAD_BYTES) / 4;
-        return Math.clamp(quarter, IDLE_READ_BYTES, READ_CHUNK_BYTES);
+        return Math.clamp(quarter, MIN_READ_BYTES, READ_CHUNK_BYTES);
     }
 
-    /** Publisher to router, part 1: read the socket continuously, never back-pressured (R-BUF 4). */
-    private void pumpPublisherToQueue() {
+    // ---------------------------------------------------------------- publisher to router, part 1: the reader
+    // Called by the session's readiness loop, which reads the socket continuously, never back-pressured (R-BUF 4).
+    // Nothing here may block the loop: the one close it can cause runs on a thread of its own.
+
+    @Override
+    public int readBytes() {
+        return readBytes;
+    }
+
+    @Override
+    public boolean chunk(byte[] bytes) {
         ChunkQueue q = queue;
-        long nearBudgetBytes = (long) q.limitBytes() * RelayMetrics.NEAR_BUDGET_PERCENT / 100;
-        boolean nearBudget = false;
-        // An idle stream waits in read() with a small buffer; a read that fills it switches to the 64 KiB one
-        // until a read returns less than the small size again. The socket is read just as continuously, and
-        // an idle stream holds 2 KiB instead of 64 KiB (1,000 idle streams: 62 MiB less heap).
-        byte[] idle = new byte[IDLE_READ_BYTES];
-        byte[] busy = null;
-        try {
-            InputStream in = socket.getInputStream();
-            while (true) {
-                byte[] buf = busy != null ? busy : idle;
-                int n = in.read(buf);
-                if (n < 0) {
-                    break;
-                }
-                if (n == 0) {
-                    continue;
-                }
-                if (!q.offer(Arrays.copyOf(buf, n))) {
-                    // A queue ended by a failed write toward the publisher refuses offers too: that is the
-                    // socket error ending the stream (upstream_closed, by the writer), not an overflow.
-                    if (open.getAsBoolean() && !publisherWriteFailed) {
-                        closer.close(Code.BUFFER_OVERFLOW);
-                    }
-                    return;
-                }
-                if (!nearBudget && q.usedBytes() >= nearBudgetBytes) {
-                    nearBudget = true;
-                    metrics.streamNearBudget();
-                }
-                if (busy == null && n == buf.length) {
-                    busy = new byte[busyReadBytes(q.limitBytes())];
-                } else if (busy != null && n < IDLE_READ_BYTES) {
-                    busy = null;
-                }
+        if (!q.offer(bytes)) {
+            // A queue ended by a failed write toward the publisher refuses offers too: that is the socket error
+            // ending the stream (upstream_closed, by the writer), not an overflow.
+            if (open.getAsBoolean() && !publisherWriteFailed) {
+                // the close resets the HTTP/2 stream, which may wait behind other streams' DATA: not on the loop
+                Thread.ofVirtual().name("stream-" + streamId + "-overflow")
+                        .start(() -> closer.close(Code.BUFFER_OVERFLOW));
             }
-        } catch (IOException e) {
+            return false;
+        }
+        if (!nearBudget && q.usedBytes() >= nearBudgetBytes) {
+            nearBudget = true;
+            metrics.streamNearBudget();
+        }
+        return true;
+    }
+
+    @Override
+    public void ended(IOException failure) {
+        if (failure != null) {
             if (!open.getAsBoolean()) {
                 return;
             }
-            LOG.debug("publisher_read_failed").field("stream_id", streamId).cause(e).log();
+            LOG.debug("publisher_read_failed").field("stream_id", streamId).cause(failure).log();
         }
         // EOF or socket error: flush what is queued, end the request body, report upstream_closed.
-        q.end();
+        queue.end();
     }
 
     /** Publisher to router, part 2: hand queued chunks to the HTTP/2 stream in order. */
@@ -207,7 +238,6 @@ final class StreamPumps {
             return;
         }
         try {
-            OutputStream out = socket.getOutputStream();
             while (true) {
                 ByteBuffer chunk = s.read();
                 if (chunk == null) {
@@ -216,14 +246,7 @@ final class StreamPumps {
                     return;
                 }
                 int n = chunk.remaining();
-                if (chunk.hasArray()) {
-                    out.write(chunk.array(), chunk.arrayOffset() + chunk.position(), n);
-                } else {
-                    byte[] copy = new byte[n];
-                    chunk.get(copy);
-                    out.write(copy);
-                }
-                out.flush();
+                writeToPublisher(chunk);
                 s.release(n);
                 bytesToPublisher.addAndGet(n);
                 metrics.relayed(Direction.ROUTER_TO_UPSTREAM, n);
@@ -243,6 +266,24 @@ final class StreamPumps {
                 LOG.debug("publisher_write_failed").field("stream_id", streamId).cause(e).log();
             }
             queue.end();
+        }
+    }
+
+    /**
+     * Writes all of {@code bytes} to the non-blocking socket, waiting (through the readiness loop) while the
+     * publisher's receive buffer is full.
+     */
+    private void writeToPublisher(ByteBuffer bytes) throws IOException {
+        while (true) {
+            channel.write(bytes);
+            if (!bytes.hasRemaining()) {
+                return;
+            }
+            SelectionKey k = key;
+            if (k == null) {
+                throw new ClosedChannelException(); // never registered: the session is ending
+            }
+            reads.awaitWritable(k);
         }
     }
 }

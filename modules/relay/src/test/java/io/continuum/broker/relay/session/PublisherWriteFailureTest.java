@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.logging.Level;
 import java.util.random.RandomGenerator;
@@ -78,7 +79,7 @@ class PublisherWriteFailureTest {
             TargetDialer dialer = target -> {
                 Socket s = null;
                 try {
-                    s = new Socket();
+                    s = SocketChannel.open().socket();
                     s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), publisher.getLocalPort()), 5_000);
                     s.shutdownOutput();
                 } catch (IOException e) {

@@ -11,19 +11,19 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A read must therefore never be able to take a stream's whole budget at once, or a burst overflows a stream
  * whose router keeps up (at the 16 KiB minimum budget a 64 KiB read would).
  */
-class BusyReadSizeTest {
+class ReadSizeTest {
     @ParameterizedTest
     @ValueSource(ints = {16_384, 20_000, 65_536, 65_600, 262_144, 1_048_576})
     void aReadNeverTakesMoreThanAQuarterOfTheStreamBudget(int budget) {
-        int read = StreamPumps.busyReadBytes(budget);
+        int read = StreamPumps.readBytes(budget);
         assertTrue(read + ChunkQueue.CHUNK_OVERHEAD_BYTES <= budget / 4 + ChunkQueue.CHUNK_OVERHEAD_BYTES,
                 "read " + read + " for budget " + budget);
-        assertTrue(read >= StreamPumps.IDLE_READ_BYTES, "never below the idle read size");
+        assertTrue(read >= StreamPumps.MIN_READ_BYTES, "never below the least read size");
     }
 
     @ParameterizedTest
     @ValueSource(ints = {262_400, 1_048_576})
     void largeBudgetsKeepThe64KiBRead(int budget) {
-        assertEquals(StreamPumps.READ_CHUNK_BYTES, StreamPumps.busyReadBytes(budget));
+        assertEquals(StreamPumps.READ_CHUNK_BYTES, StreamPumps.readBytes(budget));
     }
 }
