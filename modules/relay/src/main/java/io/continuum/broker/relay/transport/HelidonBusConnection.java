@@ -64,7 +64,8 @@ final class HelidonBusConnection implements BusConnection {
         this.dialed = dialed;
         this.client = client;
         this.writer = new SerializedFrameWriter(dialed.tls().getOutputStream(),
-                e -> fail(ConnectionLostException.Reason.SOCKET, "write failed: " + e.getMessage(), e));
+                e -> fail(ConnectionLostException.Reason.SOCKET, "write failed: " + e.getMessage(), e),
+                () -> slots.inUseNow() > 2); // the session stream and at least two data streams
         String host = endpoint.host().indexOf(':') >= 0 ? "[" + endpoint.host() + "]" : endpoint.host();
         this.authority = endpoint.port() == 443 ? host : host + ":" + endpoint.port();
     }

@@ -35,6 +35,7 @@ final class SerializedFrameWriter implements DataWriter {
     static final int GATHER_BYTES = 256 * 1024;
     private final OutputStream out;
     private final Consumer<IOException> onFailure;
+    private final BooleanSupplier gatherByYielding;
     private final ReentrantLock lock = new ReentrantLock();
     private final AtomicLong droppedWindowUpdates = new AtomicLong();
     private final AtomicLong helidonFrames = new AtomicLong();
@@ -54,9 +55,14 @@ final class SerializedFrameWriter implements DataWriter {
     /** Guarded by lock: where frames are assembled before their socket write. */
     private byte[] scratch = new byte[Http2Frames.HEADER_LENGTH + Http2Frames.MAX_FRAME_PAYLOAD];
 
-    SerializedFrameWriter(OutputStream out, Consumer<IOException> onFailure) {
+    /**
+     * @param gatherByYielding asked on each DATA write: whether other streams are likely to have DATA ready too
+     *                         (several streams open), so the writer yields once before taking the lock
+     */
+    SerializedFrameWriter(OutputStream out, Consumer<IOException> onFailure, BooleanSupplier gatherByYielding) {
         this.out = out;
         this.onFailure = onFailure;
+        this.gatherByYielding = gatherByYielding;
     }
 
     @Override
@@ -173,6 +179,13 @@ final class SerializedFrameWriter implements DataWriter {
         Runnable seam = beforeDataLock;
         if (seam != null) {
             seam.run();
+        }
+        if (gatherByYielding.getAsBoolean() && Thread.currentThread().isVirtual()) {
+            // Other streams' writers woken by the same round of the session's readiness loop are runnable behind
+            // this one on the carrier; one after the other, each would find the lock free and write alone (a TLS
+            // record and a socket write per stream). Yielding lets them queue their DATA first, so the one socket
+            // write below carries them all. A lone stream does not yield: nothing would join it.
+            Thread.yield();
         }
         lock.lock();
         try {

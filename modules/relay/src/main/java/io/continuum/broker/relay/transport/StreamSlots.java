@@ -23,6 +23,8 @@ final class StreamSlots {
         this.localCap = localCap;
     }
     private long inUse;
+    /** {@link #inUse} as of its last change, readable without the lock (a hint for the frame writer). */
+    private volatile long inUseNow;
     private long waiting;
     private ConnectionLostException failure;
 
@@ -41,6 +43,7 @@ final class StreamSlots {
                 }
                 if (inUse < Math.min(limit, localCap)) {
                     inUse++;
+                    inUseNow = inUse;
                     return;
                 }
                 if (nanos <= 0) {
@@ -67,6 +70,7 @@ final class StreamSlots {
         try {
             if (inUse > 0) {
                 inUse--;
+                inUseNow = inUse;
             }
             freed.signal();
         } finally {
@@ -92,6 +96,11 @@ final class StreamSlots {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** @return slots in use as of the last acquire or release, without taking the lock (may be a moment old) */
+    long inUseNow() {
+        return inUseNow;
     }
 
     long inUse() {
