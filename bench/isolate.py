@@ -49,6 +49,9 @@ HZ = os.sysconf("SC_CLK_TCK")
 CREDENTIAL = "bench-credential-0123456789abcdef0123456789"
 WINDOW = 512 * 1024          # bytes in flight between PUB send and SUB receive (throughput)
 JOIN_WAIT = 30.0
+# The Dynamo-shaped target counts only runs whose peers kept their schedule to within this (of 10 s): beyond it
+# they offered under 90 % of the nominal load.
+MAX_DYNAMO_LAG_S = 1.0
 MIB = 1048576.0
 
 
@@ -782,9 +785,20 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     dyn = [d for d in dyn if d.get("side") == "broker"]
     lossless = dyn and all("error" not in d and d["lost"] == 0 and d["bad"] == 0 and d["stream_closed"] == 0
                            and d["resets"] == 0 for d in dyn)
+    # Lossless only counts at the load the issue names: peers that fell behind their schedule (their own core
+    # saturated) offered less than the nominal rate, and a lossless run then shows nothing about it.
+    lag = max((d.get("behind", 0) for d in dyn if "error" not in d), default=0)
+    if not lossless:
+        verdict = "NOT met"
+    elif lag > MAX_DYNAMO_LAG_S:
+        rates = [d["sent"] / d["seconds"] for d in dyn if "error" not in d and d.get("seconds")]
+        verdict = (f"not shown: lossless as offered, but the peers fell up to {lag:.1f} s behind their schedule "
+                   f"(offered {min(rates):,.0f}-{max(rates):,.0f} msg/s), so the nominal rate was not offered")
+    else:
+        verdict = "met"
     o.append(f"| Dynamo-shaped load lossless | {sum(d.get('lost', 0) for d in dyn)} lost, "
              f"{sum(d.get('bad', 0) for d in dyn)} gaps or corrupt, {sum(d.get('stream_closed', 0) for d in dyn)} "
-             f"streams cut | | | 0 | {'met' if lossless else 'NOT met'} |")
+             f"streams cut | | | 0 | {verdict} |")
     o.extend(ab)
     o.append(f"\nWall time {wall:.0f} s.\n")
     text = "\n".join(o)
