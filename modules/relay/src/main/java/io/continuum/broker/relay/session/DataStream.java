@@ -119,19 +119,19 @@ final class DataStream {
             return; // refused or aborted, and answered if owed
         }
         if (state.get() != State.OPENING) {
-            closeQuietly(socket);
+            closeSocket();
             return;
         }
         BusStream s;
         try {
             s = context.open(streamId, this::commit);
         } catch (SlotTimeoutException e) {
-            closeQuietly(socket);
+            closeSocket();
             refuse(Code.TOO_MANY_STREAMS, "no free HTTP/2 stream slot within " + context.slotTimeout());
             return;
         } catch (TransportException e) {
             // The connection is going away; the session ends and answers nothing more.
-            closeQuietly(socket);
+            closeSocket();
             abortOpening(null);
             finishAbortedAfterCommit(null);
             return;
@@ -213,11 +213,7 @@ final class DataStream {
         if (s != null) {
             s.cancel();
         }
-        closeQuietly(socket);
-        StreamPumps p = pumps;
-        if (p != null) {
-            p.socketClosed();
-        }
+        closeSocket();
         closeQueue();
         Code refusal;
         answerLock.lock();
@@ -293,7 +289,7 @@ final class DataStream {
         } finally {
             interruptLock.unlock();
         }
-        closeQuietly(socket);
+        closeSocket();
         if (!committed) {
             // (a stream aborted once committed leaves the table with its answer from its opener, behind the reset)
             context.ended(this, false, () -> {
@@ -344,11 +340,7 @@ final class DataStream {
             // only releases the stream, and the slot is free before stream_closed says the stream is gone.
             s.cancel();
         }
-        closeQuietly(socket);
-        StreamPumps p = pumps;
-        if (p != null) {
-            p.socketClosed();
-        }
+        closeSocket();
         if (code != null) {
             context.metrics().streamClosed(code);
             if (code == Code.BUFFER_OVERFLOW) {
@@ -386,13 +378,19 @@ final class DataStream {
         }
     }
 
-    private static void closeQuietly(Socket s) {
+    /** Closes the publisher socket and, once the readiness loop reads it, releases its registration there. */
+    private void closeSocket() {
+        Socket s = socket;
         if (s != null) {
             try {
                 s.close();
             } catch (IOException ignored) {
                 // closing
             }
+        }
+        StreamPumps p = pumps;
+        if (p != null) {
+            p.socketClosed();
         }
     }
 }
