@@ -7,14 +7,16 @@ against a stunnel4 pair's, with peers and router that are not the bottleneck.
 Processes and cores (2 cores): the broker (BrokerChild, the production EventBroker) alone on core 0, or, in the
 stunnel run, the stunnel client alone on core 0; everything else on core 1: the libzmq peers (python3-zmq), the
 lean router (LeanRouter: one TLS HTTP/2 connection read by one thread that writes DATA straight to the subscriber
-socket) and the stunnel server. CPU comes from /proc/<pid>/stat (utime + stime) over each measured phase.
+socket, or for the Dynamo-shaped load is the subscriber and checks every message itself) and the stunnel server. CPU comes from /proc/<pid>/stat (utime + stime) over each measured phase.
 
 Paths: direct (PUB -> SUB), stunnel (PUB -> stunnel server -> TLS -> stunnel client -> SUB) and broker
 (PUB -> broker -> TLS HTTP/2 -> lean router -> SUB). Everything on 127.0.0.1; every loop is bounded in count and
 time. Environment: ISOLATE_BROKER_OPTS (extra JVM options for the broker, e.g. a profiler agent),
 ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_DYNAMO_PEERS (zmtp,
 the default: bench/zmtp-peers.c, ZMTP over plain sockets; libzmq: bench/dynamo-peers.c; both built by bench/run.sh
-into ISOLATE_PEERS_DIR; or jeromq: DynamoPeers),
+into ISOLATE_PEERS_DIR; or jeromq: DynamoPeers), ISOLATE_DYNAMO_SINK (router, the default: the lean router subscribes
+and checks every message itself, so core 1 carries no subscriber sockets; or subscribers: the router bridges each
+stream to a SUB socket of the peers, which check; needed by the libzmq and jeromq peers),
 ISOLATE_SEED (default 18),
 ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of its measured runs, after
 the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
@@ -524,6 +526,9 @@ def dynamo_peers_command(rig, seed):
     ISOLATE_DYNAMO_PEERS=jeromq the JeroMQ DynamoPeers, which cannot keep the nominal schedule on one core. Same
     load, protocol and checks for the same seed."""
     args = [str(seed), str(DYN["publishers"]), str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])]
+    if DYN_SINK == "router" and DYN_PEERS != "zmtp":
+        raise RuntimeError("ISOLATE_DYNAMO_SINK=router needs ISOLATE_DYNAMO_PEERS=zmtp (the others bring their SUBs: "
+                           "ISOLATE_DYNAMO_SINK=subscribers)")
     if DYN_PEERS == "jeromq":
         return [rig.java, "-Xmx2g", "-XX:+UseParallelGC", "-cp", rig.classpath,
                 "io.continuum.broker.bench.DynamoPeers", *args]
@@ -538,7 +543,9 @@ def dynamo_peers_command(rig, seed):
 
 
 def dynamo(rig, seed, name="broker"):
-    """The Dynamo peers (core 1) drive the load through the broker; the broker's CPU over its schedule."""
+    """The Dynamo peers (core 1) drive the load through the broker; the broker's CPU over its schedule. With
+    ISOLATE_DYNAMO_SINK=router (the default) the lean router itself subscribes and checks every message; with
+    "subscribers" it bridges each stream to a SUB socket of the peers, which check."""
     side = rig.sides[name]
     closed0 = side.router_stats()
     side.broker.ask("peak-reset")
@@ -547,17 +554,32 @@ def dynamo(rig, seed, name="broker"):
                      os.path.join(rig.work, "dynamo.log"))
     try:
         ports = peers.read_until("ports ").split()[1:]
-        bridged = [side.router.ask(f"bridge {p}").split()[2] for p in ports]
-        peers.p.stdin.write("subs " + " ".join(bridged) + "\n")
+        if DYN_SINK == "router":
+            side.router.ask(f"sinks {seed} " + " ".join(ports))
+            subs = ["-"]
+        else:
+            subs = [side.router.ask(f"bridge {p}").split()[2] for p in ports]
+        peers.p.stdin.write("subs " + " ".join(subs) + "\n")
         peers.p.stdin.flush()
         if peers.readline(90) != "start":
             raise RuntimeError("the Dynamo peers did not start (join timed out?)")
         watched = {"broker": side.broker.pid, "router": side.router.pid, "peers": peers.p.pid}
         c0 = cpus(watched)
         done = peers.readline(DYN["seconds"] + 150).split()
+        if DYN_SINK == "router" and len(done) == 4 and done[0] == "published":
+            # every END arrives unless a stream was cut; then what arrived within 30 s is the answer
+            deadline = time.monotonic() + 30
+            while True:
+                tally = side.router.ask("tally").split()
+                if int(tally[4]) >= DYN["publishers"] or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            done = ["done", done[1], *tally[1:4], done[2], done[3], tally[4]]
         c1 = cpus(watched)
     finally:
         try:
+            if DYN_SINK == "router":
+                peers.p.stdin.close()
             peers.p.wait(30)
         except subprocess.TimeoutExpired:
             peers.p.kill()
@@ -688,7 +710,7 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     o.append(f"Isolated measurement: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, runs: {runs}"
              f"{' (quick)' if quick else ''}, load average (1/5/15 min) at start and after each run: "
              f"{' | '.join(loads)}; broker (or stunnel client) alone on core 0, peers (libzmq "
-             f"{zmq.zmq_version()}; the Dynamo-shaped load's: {DYN_PEERS}), lean router and stunnel server on core 1.\n")
+             f"{zmq.zmq_version()}; the Dynamo-shaped load's: {DYN_PEERS}, checked by {'the lean router' if DYN_SINK == 'router' else 'their SUBs'}), lean router and stunnel server on core 1.\n")
 
     nan = float("nan")
     lm = {p: {k: nan for k in ("p50", "p99", "p999")} for p in ("direct", "stunnel", "broker", "broker-b")}
@@ -855,6 +877,7 @@ def ab_table(lat, thr, sizes, dyn, mains):
 _d = [int(x) for x in os.environ.get("ISOLATE_DYNAMO", "256,100,1000,10").split(",")]
 DYN = {"publishers": _d[0], "min_rate": _d[1], "max_rate": _d[2], "seconds": _d[3]}
 DYN_PEERS = os.environ.get("ISOLATE_DYNAMO_PEERS", "zmtp")
+DYN_SINK = os.environ.get("ISOLATE_DYNAMO_SINK", "router")
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,10 @@
  *
  * Line protocol: prints "ports p1 ... pN" (the PUBs' listening ports); reads "subs q1 ... qN" (the ports the SUB
  * connects to, one per stream); prints "start" when the timed schedule begins and
- * "done <sent> <verified> <bad> <bytes> <seconds> <maxLagMs> <ended>" at the end.
+ * "done <sent> <verified> <bad> <bytes> <seconds> <maxLagMs> <ended>" at the end. Or reads "subs -": no SUB side
+ * here, the one who subscribes checks (the lean router, ISOLATE_DYNAMO_SINK=router); then "start" once every PUB
+ * has its subscription, and at the end, after every END went out, "published <sent> <seconds> <maxLagMs>"; the
+ * sockets stay open until stdin closes or says "quit".
  * Args: seed publishers min_rate max_rate seconds.
  *
  * Build: bench/build-dynamo-peers.sh (cc -O2, no library needed).
@@ -209,6 +212,7 @@ static void *receive(void *arg) {
 typedef struct {
     int listener, fd;       /* fd: the one subscriber connection (the broker's), -1 until accepted */
     int ready;              /* the subscriber's greeting and READY received: messages may flow */
+    int subscribed;         /* and something after them: its subscription */
     unsigned char hs[GREETING + 256];
     size_t hs_have;
     unsigned char *queue;   /* frames the socket did not take yet */
@@ -262,13 +266,14 @@ static void handshake_subscribers(publisher *pubs, int n, const unsigned char *h
         }
         if (p->ready) {
             unsigned char sink[4096];
-            while (recv(p->fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {}
+            while (recv(p->fd, sink, sizeof sink, MSG_DONTWAIT) > 0) p->subscribed = 1;
             continue;
         }
         ssize_t r = recv(p->fd, p->hs + p->hs_have, sizeof p->hs - p->hs_have, MSG_DONTWAIT);
         if (r > 0) p->hs_have += (size_t) r;
         /* greeting, then one command frame (flags 0x04, short size): READY */
-        if (p->hs_have >= GREETING + 2 && p->hs_have >= GREETING + 2 + (size_t) p->hs[GREETING + 1]) p->ready = 1;
+        size_t hs_len = p->hs_have >= GREETING + 2 ? GREETING + 2 + (size_t) p->hs[GREETING + 1] : sizeof p->hs;
+        if (p->hs_have >= hs_len) p->ready = 1, p->subscribed = p->hs_have > hs_len;
     }
 }
 
@@ -323,19 +328,26 @@ int main(int argc, char **argv) {
     receiver rx = {.t.n = n, .ports = calloc((size_t) n, sizeof(int)), .seed = seed,
                    .deadline = now_ns() + (int64_t) ((60 + args.seconds + 60) * 1e9)};
     char *tok = strtok(line, " \t\n");
-    for (int i = 0; i < n; i++) {
-        tok = strtok(NULL, " \t\n");
+    tok = strtok(NULL, " \t\n");
+    int external = tok && strcmp(tok, "-") == 0; /* "subs -": someone else subscribes and checks (the router) */
+    for (int i = 0; i < n && !external; i++) {
         if (!tok) { fprintf(stderr, "zmtp-peers: %d subscriber ports expected\n", n); return 2; }
         rx.ports[i] = atoi(tok);
+        tok = strtok(NULL, " \t\n");
     }
     unsigned char hello[GREETING + 64];
     size_t hello_len = handshake(hello, "PUB");
     pthread_t rx_thread;
-    pthread_create(&rx_thread, NULL, receive, &rx);
+    if (!external) pthread_create(&rx_thread, NULL, receive, &rx);
     int64_t join_deadline = now_ns() + 60000000000LL;
     while (atomic_load(&rx.t.joined) < n && now_ns() < join_deadline) {
         handshake_subscribers(pubs, n, hello, hello_len);
-        for (int i = 0; i < n; i++) if (pubs[i].ready) control(&pubs[i], "W", i);
+        int subscribed = 0;
+        for (int i = 0; i < n; i++) {
+            if (external) subscribed += pubs[i].subscribed;
+            else if (pubs[i].ready) control(&pubs[i], "W", i);
+        }
+        if (external) atomic_store(&rx.t.joined, subscribed);
         sleep_ns(20000000);
     }
     exit_if_not_joined(&rx.t);
@@ -356,6 +368,20 @@ int main(int argc, char **argv) {
     sleep_ns(500000000);
     for (int i = 0; i < n; i++) control(&pubs[i], "END", i);
     for (int i = 0; i < n; i++) flush(&pubs[i]);
+    if (external) {
+        /* what the checker needs from here: the count sent; the sockets stay open until stdin says so */
+        for (int left = 1; left && now_ns() < flush_until + 10000000000LL;) {
+            left = 0;
+            for (int i = 0; i < n; i++) if (pubs[i].queued > 0) { flush(&pubs[i]); left |= pubs[i].queued > 0; }
+            if (left) sleep_ns(1000000);
+        }
+        int64_t total = 0;
+        for (int i = 0; i < n; i++) total += sent[i];
+        printf("published %lld %.3f %lld\n", (long long) total, took, (long long) (max_lag / 1000000));
+        fflush(stdout);
+        while (getline(&line, &cap, stdin) > 0 && strncmp(line, "quit", 4) != 0) {}
+        _exit(0);
+    }
     await_ends(&rx.t, rx.deadline, flush_all, &set);
     print_done(&rx.t, sent, took, max_lag);
     _exit(0);

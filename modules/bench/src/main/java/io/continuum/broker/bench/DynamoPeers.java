@@ -7,10 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.PriorityQueue;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 import org.zeromq.SocketType;
@@ -30,7 +27,6 @@ import org.zeromq.ZMQ;
  * Args: seed, publishers, min rate, max rate (msg/s), seconds.
  */
 public final class DynamoPeers {
-    private static final int HEADER = 12; // publisher index (4) + sequence number (8)
     private static final byte[] PROBE = {'W'};
     private static final byte[] END = {'E', 'N', 'D'};
 
@@ -48,7 +44,7 @@ public final class DynamoPeers {
     static byte[] message(int publisher, long seq, int size) {
         byte[] m = new byte[size];
         ByteBuffer.wrap(m).putInt(publisher).putLong(seq);
-        Arrays.fill(m, HEADER, size, (byte) (publisher * 31 + seq));
+        Arrays.fill(m, DynamoCheck.HEADER, size, (byte) (publisher * 31 + seq));
         return m;
     }
 
@@ -85,20 +81,17 @@ public final class DynamoPeers {
                 subs[i].subscribe(new byte[0]);
                 subs[i].connect("tcp://127.0.0.1:" + subPorts[i + 1]);
             }
-            CountDownLatch joined = new CountDownLatch(n);
-            AtomicInteger ended = new AtomicInteger();
-            AtomicLongArray verified = new AtomicLongArray(3); // ok, bad, bytes: read while the receiver runs
+            DynamoCheck check = new DynamoCheck(seed, n);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60 + (long) seconds + 60);
-            Thread rx = Thread.ofPlatform().name("dynamo-rx").start(() -> receive(ctx, subs, seed, joined, ended,
-                    verified, deadline));
+            Thread rx = Thread.ofPlatform().name("dynamo-rx").start(() -> receive(ctx, subs, check, deadline));
             long joinDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (joined.getCount() > 0 && System.nanoTime() < joinDeadline) {
+            while (check.joined() < n && System.nanoTime() < joinDeadline) {
                 for (ZMQ.Socket p : pubs) {
                     p.send(PROBE);
                 }
-                joined.await(20, TimeUnit.MILLISECONDS);
+                Thread.sleep(20);
             }
-            if (joined.getCount() > 0) {
+            if (check.joined() < n) {
                 System.out.println("done 0 0 0 0 0 0 -1");
                 System.exit(1);
             }
@@ -154,26 +147,20 @@ public final class DynamoPeers {
             rx.join(TimeUnit.NANOSECONDS.toMillis(Math.max(1, Math.min(deadline - System.nanoTime(),
                     TimeUnit.SECONDS.toNanos(30)))));
             long total = Arrays.stream(sent).sum();
-            System.out.printf(java.util.Locale.ROOT, "done %d %d %d %d %.3f %d %d%n", total, verified.get(0),
-                    verified.get(1), verified.get(2), took, maxLag / 1_000_000, ended.get());
+            System.out.printf(java.util.Locale.ROOT, "done %d %d %d %d %.3f %d %d%n", total, check.ok(),
+                    check.bad(), check.bytes(), took, maxLag / 1_000_000, check.ended());
             System.out.flush();
         }
         System.exit(0); // JeroMQ's reaper threads are not daemons
     }
 
-    private static void receive(ZContext ctx, ZMQ.Socket[] subs, long seed, CountDownLatch joined,
-                                AtomicInteger ended, AtomicLongArray verified, long deadline) {
+    private static void receive(ZContext ctx, ZMQ.Socket[] subs, DynamoCheck check, long deadline) {
         int n = subs.length;
-        Random[] gens = new Random[n];
-        long[] expected = new long[n];
-        boolean[] seen = new boolean[n];
         ZMQ.Poller poller = ctx.createPoller(n);
-        for (int i = 0; i < n; i++) {
-            gens[i] = generator(seed, i);
-            gens[i].nextDouble(); // the rate, drawn first on the publisher side
-            poller.register(subs[i], ZMQ.Poller.POLLIN);
+        for (ZMQ.Socket s : subs) {
+            poller.register(s, ZMQ.Poller.POLLIN);
         }
-        while (ended.get() < n && System.nanoTime() < deadline) {
+        while (check.ended() < n && System.nanoTime() < deadline) {
             if (poller.poll(200) <= 0) {
                 continue;
             }
@@ -183,30 +170,7 @@ public final class DynamoPeers {
                 }
                 byte[] m;
                 while ((m = subs[i].recv(ZMQ.DONTWAIT)) != null) {
-                    if (m.length < HEADER) {
-                        if (Arrays.equals(m, PROBE) && !seen[i]) {
-                            seen[i] = true;
-                            joined.countDown();
-                        } else if (Arrays.equals(m, END)) {
-                            ended.incrementAndGet();
-                        }
-                        continue;
-                    }
-                    ByteBuffer b = ByteBuffer.wrap(m);
-                    int p = b.getInt();
-                    long seq = b.getLong();
-                    for (long skip = seq - expected[i]; skip > 0; skip--) {
-                        nextSize(gens[i]); // after a gap, keep the size generator in step
-                    }
-                    int size = nextSize(gens[i]);
-                    boolean good = p == i && seq == expected[i] && m.length == size;
-                    byte fill = (byte) (i * 31 + seq);
-                    for (int k = HEADER; good && k < m.length; k++) {
-                        good = m[k] == fill;
-                    }
-                    verified.incrementAndGet(good ? 0 : 1);
-                    verified.addAndGet(2, m.length);
-                    expected[i] = seq + 1;
+                    check.deliver(i, m, 0, m.length);
                 }
             }
         }

@@ -44,8 +44,19 @@ import io.continuum.broker.testing.router.HpackInspector;
  *   <li>each subscriber socket accepted on a bridge port sends one {@code subscribe} to that port's publisher;
  *       the bytes the subscriber sends go back as response DATA from the socket's own virtual thread.</li>
  * </ul>
+ * <p>
+ * For the Dynamo-shaped load it can also be the subscriber itself ({@code sinks}): each stream's bytes are read as
+ * ZMTP and every message is checked on the connection's thread ({@link ZmtpSubscriber}, {@link DynamoCheck}), with
+ * no subscriber socket behind it. That load's 256 subscriber sockets cost the one core the router shares with the
+ * publishers a socket write and a read per message, more than the broker's whole path; a real router consumes its
+ * KV events itself.
+ * <p>
  * Driven over stdin: {@code bridge <publisherPort>} answers {@code bridge <publisherPort> <listenPort>};
- * {@code stats} answers {@code stats <closed other than upstream_closed> <refused> <resets> <dataBytes>}; {@code quit} or EOF stops it.
+ * {@code sinks <seed> <publisherPort>...} subscribes to each port as publisher 0, 1, ... of that seed's load and
+ * answers {@code sinks <count>}; {@code tally} answers
+ * {@code tally <verified> <bad> <bytes> <ended> <joined> <opened>} for the last {@code sinks};
+ * {@code stats} answers {@code stats <closed other than upstream_closed> <refused> <resets> <dataBytes>};
+ * {@code quit} or EOF stops it.
  * Arg: a work directory, where it writes {@code ca.pem}, {@code cert.pem} and {@code key.pem} (stunnel's files).
  */
 public final class LeanRouter {
@@ -63,14 +74,16 @@ public final class LeanRouter {
     }
 
     private final SSLServerSocket listener;
-    private final Map<Long, Bridge> byBusId = new ConcurrentHashMap<>();
-    private final Map<Integer, Bridge> byH2Stream = new ConcurrentHashMap<>();
+    private final Map<Long, Downstream> byBusId = new ConcurrentHashMap<>();
+    private final Map<Integer, Downstream> byH2Stream = new ConcurrentHashMap<>();
     private final AtomicLong nextBusId = new AtomicLong(1);
     private final AtomicLong closed = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong resets = new AtomicLong();
     private final AtomicLong dataBytes = new AtomicLong();
+    private final AtomicLong sinksOpened = new AtomicLong();
     private volatile Conn conn;
+    private volatile DynamoCheck sinkCheck; // the current "sinks" run's check
     private volatile CountDownLatch sessionUp = new CountDownLatch(1);
 
     private LeanRouter(ServerIdentity identity) throws IOException {
@@ -110,6 +123,8 @@ public final class LeanRouter {
                     case "bridge" -> "bridge " + w[1] + " " + r.bridge(Integer.parseInt(w[1]));
                     case "stats" -> "stats " + r.closed.get() + " " + r.refused.get() + " " + r.resets.get() + " "
                             + r.dataBytes.get();
+                    case "sinks" -> "sinks " + r.sinks(Long.parseLong(w[1]), java.util.Arrays.copyOfRange(w, 2, w.length));
+                    case "tally" -> r.tally();
                     default -> "unknown " + line;
                 };
                 System.out.println(answer);
@@ -184,13 +199,70 @@ public final class LeanRouter {
         return ss.getLocalPort();
     }
 
-    /** One subscriber socket and the data stream that feeds it. */
-    private final class Bridge {
-        final Socket sub;
-        final OutputStream subOut;
+    /** Starts one {@link Sink} per publisher port, publisher i at {@code ports[i]}; returns their count. */
+    private int sinks(long seed, String[] ports) {
+        DynamoCheck check = new DynamoCheck(seed, ports.length);
+        sinkCheck = check;
+        for (int i = 0; i < ports.length; i++) {
+            Sink s = new Sink(i, check);
+            int port = Integer.parseInt(ports[i]);
+            Thread.ofVirtual().name("lean-sink").start(() -> s.run(port));
+        }
+        return ports.length;
+    }
+
+    private String tally() {
+        DynamoCheck c = sinkCheck;
+        if (c == null) {
+            return "tally 0 0 0 0 0 0";
+        }
+        return "tally " + c.ok() + " " + c.bad() + " " + c.bytes() + " " + c.ended() + " " + c.joined() + " "
+                + sinksOpened.get();
+    }
+
+    /** Where one data stream's request DATA (the publisher's bytes) goes. */
+    private abstract sealed class Downstream permits Bridge, Sink {
         final CountDownLatch opened = new CountDownLatch(1);
         volatile int h2Stream;
-        int unacked; // request bytes written to the subscriber and not yet returned to the broker's window
+        int unacked; // request bytes taken and not yet returned to the broker's window
+
+        /**
+         * Sends the subscribe for {@code publisherPort} and waits for the broker's data stream and then answers it
+         * (:status 200); the connection, or null when the stream was refused or did not open.
+         */
+        Conn open(long busId, int publisherPort) throws IOException, InterruptedException {
+            if (!sessionUp.await(30, TimeUnit.SECONDS)) {
+                log("no session for stream " + busId);
+                return null;
+            }
+            Conn c = conn;
+            byte[] subscribe = FrameCodec.encodeJson("{\"type\":\"subscribe\",\"stream_id\":" + busId
+                    + ",\"target\":{\"kind\":\"zmq_tcp\",\"namespace\":\"" + LoadHarness.NAMESPACE
+                    + "\",\"host\":\"127.0.0.1\",\"port\":" + publisherPort + "}}");
+            c.send(0x0, 0, c.sessionStream, subscribe, 0, subscribe.length);
+            if (!opened.await(30, TimeUnit.SECONDS) || h2Stream == 0) {
+                log("stream " + busId + " not opened");
+                return null;
+            }
+            // :status 200 (static index 8), END_HEADERS
+            c.send(0x1, 0x4, h2Stream, new byte[] {(byte) 0x88}, 0, 1);
+            return c;
+        }
+
+        /** The publisher's next bytes, on the connection's thread; false when this stream is of no further use. */
+        abstract boolean receive(Conn c, byte[] p, int off, int len) throws IOException;
+
+        /** The publisher's end (END_STREAM), on the connection's thread. */
+        abstract void publisherEnded(Conn c) throws IOException;
+
+        /** The stream was reset, refused or given up. */
+        abstract void cut();
+    }
+
+    /** One subscriber socket and the data stream that feeds it. */
+    private final class Bridge extends Downstream {
+        final Socket sub;
+        final OutputStream subOut;
 
         Bridge(Socket sub) {
             this.sub = sub;
@@ -205,21 +277,10 @@ public final class LeanRouter {
             long busId = nextBusId.getAndIncrement();
             byBusId.put(busId, this);
             try (sub) {
-                if (!sessionUp.await(30, TimeUnit.SECONDS)) {
-                    log("no session for stream " + busId);
+                Conn c = open(busId, publisherPort);
+                if (c == null) {
                     return;
                 }
-                Conn c = conn;
-                byte[] subscribe = FrameCodec.encodeJson("{\"type\":\"subscribe\",\"stream_id\":" + busId
-                        + ",\"target\":{\"kind\":\"zmq_tcp\",\"namespace\":\"" + LoadHarness.NAMESPACE
-                        + "\",\"host\":\"127.0.0.1\",\"port\":" + publisherPort + "}}");
-                c.send(0x0, 0, c.sessionStream, subscribe, 0, subscribe.length);
-                if (!opened.await(30, TimeUnit.SECONDS) || h2Stream == 0) {
-                    log("stream " + busId + " not opened");
-                    return;
-                }
-                // :status 200 (static index 8), END_HEADERS
-                c.send(0x1, 0x4, h2Stream, new byte[] {(byte) 0x88}, 0, 1);
                 InputStream in = sub.getInputStream();
                 byte[] buf = new byte[8_192];
                 int n;
@@ -232,6 +293,78 @@ public final class LeanRouter {
             } finally {
                 byBusId.remove(busId);
             }
+        }
+
+        @Override
+        boolean receive(Conn c, byte[] p, int off, int len) {
+            try {
+                subOut.write(p, off, len);
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
+        @Override
+        void publisherEnded(Conn c) {
+            try { // the subscriber's side closes too; its end of the stream follows from run()
+                sub.shutdownOutput();
+            } catch (IOException e) {
+                closeQuietly(sub); // already gone
+            }
+        }
+
+        @Override
+        void cut() {
+            closeQuietly(sub); // a ZMQ SUB reconnects and asks again
+            opened.countDown();
+        }
+    }
+
+    /** The subscriber of publisher {@code publisher} of a Dynamo-shaped load, checked in place. */
+    private final class Sink extends Downstream {
+        final ZmtpSubscriber zmtp;
+
+        Sink(int publisher, DynamoCheck check) {
+            zmtp = new ZmtpSubscriber(publisher, check);
+        }
+
+        void run(int publisherPort) {
+            long busId = nextBusId.getAndIncrement();
+            byBusId.put(busId, this);
+            try {
+                Conn c = open(busId, publisherPort);
+                if (c != null) {
+                    c.send(0x0, 0, h2Stream, ZmtpSubscriber.HELLO, 0, ZmtpSubscriber.HELLO.length);
+                    sinksOpened.incrementAndGet();
+                }
+            } catch (IOException | InterruptedException e) {
+                log("sink on " + publisherPort + " failed: " + e);
+            } finally {
+                byBusId.remove(busId);
+            }
+        }
+
+        @Override
+        boolean receive(Conn c, byte[] p, int off, int len) throws IOException {
+            return switch (zmtp.feed(p, off, len)) {
+                case OK -> true;
+                case SUBSCRIBE -> {
+                    c.send(0x0, 0, h2Stream, ZmtpSubscriber.SUBSCRIBE_ALL, 0, ZmtpSubscriber.SUBSCRIBE_ALL.length);
+                    yield true;
+                }
+                case BROKEN -> false;
+            };
+        }
+
+        @Override
+        void publisherEnded(Conn c) throws IOException {
+            c.send(0x0, 0x1, h2Stream, ZmtpSubscriber.SUBSCRIBE_ALL, 0, 0); // our end of the stream
+        }
+
+        @Override
+        void cut() {
+            opened.countDown();
         }
     }
 
@@ -304,10 +437,10 @@ public final class LeanRouter {
                         }
                     }
                     case 0x3 -> {
-                        Bridge b = byH2Stream.remove(stream);
-                        if (b != null) {
+                        Downstream d = byH2Stream.remove(stream);
+                        if (d != null) {
                             resets.incrementAndGet();
-                            closeQuietly(b.sub);
+                            d.cut();
                         }
                     }
                     case 0x4 -> {
@@ -320,7 +453,9 @@ public final class LeanRouter {
                             send(0x6, 0x1, 0, payload, 0, len);
                         }
                     }
-                    case 0x7 -> log("GOAWAY from the broker");
+                    case 0x7 -> log("GOAWAY from the broker: last stream " + (((payload[0] & 0x7F) << 24)
+                            | ((payload[1] & 0xFF) << 16) | ((payload[2] & 0xFF) << 8) | (payload[3] & 0xFF))
+                            + ", error " + payload[7] + ", " + new String(payload, 8, len - 8, StandardCharsets.UTF_8));
                     default -> {
                         // WINDOW_UPDATE, PRIORITY: the router sends little and ignores the broker's window
                     }
@@ -347,7 +482,7 @@ public final class LeanRouter {
                 System.arraycopy(ct, 0, block200, 4, ct.length);
                 send(0x1, 0x4, stream, block200, 0, block200.length);
             } else if (path != null && path.startsWith("/bus/v1/streams/")) {
-                Bridge b = byBusId.get(Long.parseLong(path.substring("/bus/v1/streams/".length())));
+                Downstream b = byBusId.get(Long.parseLong(path.substring("/bus/v1/streams/".length())));
                 if (b == null) {
                     send(0x3, 0, stream, int32(0x8), 0, 4); // CANCEL
                     return;
@@ -371,30 +506,24 @@ public final class LeanRouter {
                 ack(null, len);
                 return;
             }
-            Bridge b = byH2Stream.get(stream);
-            if (b != null) {
-                try {
-                    b.subOut.write(p, off, end - off);
-                } catch (IOException e) {
+            Downstream d = byH2Stream.get(stream);
+            if (d != null) {
+                if (!d.receive(this, p, off, end - off)) {
                     byH2Stream.remove(stream);
-                    send(0x3, 0, stream, int32(0x8), 0, 4);
-                    closeQuietly(b.sub);
-                    b = null;
+                    send(0x3, 0, stream, int32(0x8), 0, 4); // CANCEL
+                    d.cut();
+                    d = null;
                 }
                 dataBytes.addAndGet(end - off);
-                if ((flags & 0x1) != 0 && b != null) { // the publisher closed: so does the subscriber's side
+                if ((flags & 0x1) != 0 && d != null) { // the publisher closed
                     byH2Stream.remove(stream);
-                    try {
-                        b.sub.shutdownOutput();
-                    } catch (IOException e) {
-                        closeQuietly(b.sub); // already gone
-                    }
+                    d.publisherEnded(this);
                 }
             }
-            ack(b, len);
+            ack(d, len);
         }
 
-        private void ack(Bridge b, int len) throws IOException {
+        private void ack(Downstream b, int len) throws IOException {
             int step = STREAM_WINDOW / 4;
             if (b != null) {
                 b.unacked += len;
@@ -430,10 +559,9 @@ public final class LeanRouter {
                     case Frame.StreamRefused r -> {
                         refused.incrementAndGet();
                         log("stream_refused " + r.streamId() + " " + r.code());
-                        Bridge b = byBusId.get(r.streamId());
-                        if (b != null) { // close the subscriber at once: its ZMQ socket reconnects and asks again
-                            closeQuietly(b.sub);
-                            b.opened.countDown();
+                        Downstream d = byBusId.get(r.streamId());
+                        if (d != null) {
+                            d.cut();
                         }
                     }
                     default -> {
