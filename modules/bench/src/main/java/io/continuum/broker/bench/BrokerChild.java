@@ -52,6 +52,11 @@ public final class BrokerChild {
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
+        // the broker's own log lines, fields included (the JDK's default formatter prints the event name only)
+        for (java.util.logging.Handler h : java.util.logging.Logger.getLogger("").getHandlers()) {
+            h.setFormatter(new io.continuum.broker.event.EventFormatter(
+                    io.continuum.broker.event.EventFormatter.Style.LOGFMT, false));
+        }
         List<X509Certificate> ca;
         try (InputStream in = Files.newInputStream(Path.of(args[1]))) {
             ca = CertificateFactory.getInstance("X.509").generateCertificates(in).stream()

@@ -227,8 +227,17 @@ public final class LeanRouter {
         int unacked; // request bytes taken and not yet returned to the broker's window
 
         /**
-         * Sends the subscribe for {@code publisherPort} and waits for the broker's data stream and then answers it
-         * (:status 200); the connection, or null when the stream was refused or did not open.
+         * The broker's data stream arrived (its HEADERS), on the connection's thread. By default the stream's own
+         * thread answers it ({@link #respond}) once {@link #open} returns.
+         */
+        void opened(Conn c, int stream) throws IOException {
+            h2Stream = stream;
+            opened.countDown();
+        }
+
+        /**
+         * Sends the subscribe for {@code publisherPort} and waits for the broker's data stream; the connection, or
+         * null when the stream was refused or did not open.
          */
         Conn open(long busId, int publisherPort) throws IOException, InterruptedException {
             if (!sessionUp.await(30, TimeUnit.SECONDS)) {
@@ -244,9 +253,12 @@ public final class LeanRouter {
                 log("stream " + busId + " not opened");
                 return null;
             }
-            // :status 200 (static index 8), END_HEADERS
-            c.send(0x1, 0x4, h2Stream, new byte[] {(byte) 0x88}, 0, 1);
             return c;
+        }
+
+        /** The response's HEADERS: :status 200 (static index 8), END_HEADERS. */
+        void respond(Conn c) throws IOException {
+            c.send(0x1, 0x4, h2Stream, new byte[] {(byte) 0x88}, 0, 1);
         }
 
         /** The publisher's next bytes, on the connection's thread; false when this stream is of no further use. */
@@ -281,6 +293,7 @@ public final class LeanRouter {
                 if (c == null) {
                     return;
                 }
+                respond(c); // before the subscriber's bytes, which this thread sends
                 InputStream in = sub.getInputStream();
                 byte[] buf = new byte[8_192];
                 int n;
@@ -329,15 +342,25 @@ public final class LeanRouter {
             zmtp = new ZmtpSubscriber(publisher, check);
         }
 
+        /**
+         * Answered at once, on the connection's thread: the publisher's greeting and READY follow the stream's
+         * HEADERS closely, and the subscription they call for ({@link #receive}) must not precede our response's
+         * HEADERS (DATA before a response's HEADERS is malformed, and Helidon's client ends the whole connection).
+         */
+        @Override
+        void opened(Conn c, int stream) throws IOException {
+            h2Stream = stream;
+            respond(c);
+            c.send(0x0, 0, stream, ZmtpSubscriber.HELLO, 0, ZmtpSubscriber.HELLO.length);
+            sinksOpened.incrementAndGet();
+            opened.countDown();
+        }
+
         void run(int publisherPort) {
             long busId = nextBusId.getAndIncrement();
             byBusId.put(busId, this);
             try {
-                Conn c = open(busId, publisherPort);
-                if (c != null) {
-                    c.send(0x0, 0, h2Stream, ZmtpSubscriber.HELLO, 0, ZmtpSubscriber.HELLO.length);
-                    sinksOpened.incrementAndGet();
-                }
+                open(busId, publisherPort);
             } catch (IOException | InterruptedException e) {
                 log("sink on " + publisherPort + " failed: " + e);
             } finally {
@@ -406,7 +429,15 @@ public final class LeanRouter {
             byte[] payload = new byte[Math.max(MAX_FRAME, 16_384)];
             byte[] headerBlock = null;
             int headerStream = 0;
+            long nap = Long.getLong("bench.leanNapMicros", 0);
             while (true) {
+                if (nap > 0 && sinkCheck != null && in.available() == 0) {
+                    try {
+                        Thread.sleep(java.time.Duration.ofNanos(nap * 1000));
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    }
+                }
                 in.readFully(h);
                 int len = ((h[0] & 0xFF) << 16) | ((h[1] & 0xFF) << 8) | (h[2] & 0xFF);
                 int type = h[3] & 0xFF;
@@ -487,9 +518,8 @@ public final class LeanRouter {
                     send(0x3, 0, stream, int32(0x8), 0, 4); // CANCEL
                     return;
                 }
-                b.h2Stream = stream;
                 byH2Stream.put(stream, b);
-                b.opened.countDown();
+                b.opened(this, stream);
             } else {
                 log("unexpected request " + path);
                 send(0x3, 0, stream, int32(0x7), 0, 4); // REFUSED_STREAM
