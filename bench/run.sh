@@ -4,15 +4,21 @@
 #   bench/run.sh e2e [runs] [--quick]     load harness: direct vs stunnel4 vs broker, end to end
 #   bench/run.sh isolate [runs] [--quick] the broker's own cost alone on a core vs a stunnel4 client's, with the
 #                                         lean router and libzmq peers (bench/isolate.py), and the targets
+#   bench/run.sh floor [runs]             the Dynamo-shaped load's floor on this machine: publishing it, and only
+#                                         reading it on the broker's core, with no broker (bench/dynamo-floor.py)
 #   bench/run.sh jmh [JMH args]           JMH microbenchmarks (e.g. bench/run.sh jmh ChunkQueue)
 # Builds modules/bench and its dependencies (package, no tests, nothing installed), then runs on the
 # class path (which ignores JPMS boundaries: the benchmarks reach the relay's unexported packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bin/env.sh
-command -v stunnel4 >/dev/null || { echo "stunnel4 missing: apt-get install -y stunnel4" >&2; exit 1; }
 mode=all
-case "${1:-}" in e2e|isolate|jmh) mode=$1; shift ;; esac
+case "${1:-}" in e2e|isolate|floor|jmh) mode=$1; shift ;; esac
+if [ "$mode" = floor ]; then
+    command -v taskset >/dev/null || { echo "taskset missing (util-linux)" >&2; exit 1; }
+    exec timeout 900 /usr/bin/python3 bench/dynamo-floor.py "$(bench/build-dynamo-peers.sh)" "$@"
+fi
+command -v stunnel4 >/dev/null || { echo "stunnel4 missing: apt-get install -y stunnel4" >&2; exit 1; }
 if [ "$mode" = all ] || [ "$mode" = isolate ]; then
     # Debian's interpreter on purpose: python3-zmq is a Debian package (libzmq peers, not the bottleneck)
     /usr/bin/python3 -c 'import zmq' 2>/dev/null || { echo "python3-zmq missing: apt-get install -y python3-zmq" >&2; exit 1; }

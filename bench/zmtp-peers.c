@@ -23,6 +23,10 @@
  * sockets stay open until stdin closes or says "quit".
  * Args: seed publishers min_rate max_rate seconds.
  *
+ * ZMTP_RX_CPU=<cpu> pins the SUB side's thread to that CPU (bench/dynamo-floor.py). Built twice: zmtp-peers, whose
+ * SUB naps NAP_NS (2 ms) between rounds, and zmtp-peers-eager (NAP_NS=0), whose SUB reads each socket as soon as it
+ * is ready, as a relay must.
+ *
  * Build: bench/build-dynamo-peers.sh (cc -O2, no library needed).
  */
 #define _GNU_SOURCE
@@ -164,6 +168,13 @@ static int consume(receiver *rx, checks *ck, connection *c) {
 
 static void *receive(void *arg) {
     receiver *rx = arg;
+    const char *cpu = getenv("ZMTP_RX_CPU"); /* bench/dynamo-floor.py: the SUB side alone on the broker's core */
+    if (cpu) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(atoi(cpu), &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) die("pthread_setaffinity_np");
+    }
     int n = rx->t.n;
     checks ck;
     checks_init(&ck, rx->seed, n);
