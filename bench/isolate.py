@@ -76,10 +76,29 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
+def _ephemeral_low():
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        return int(f.read().split()[0])
+
+
+_next_port = [max(1024, _ephemeral_low() - 12_000)]
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now and below the kernel's ephemeral range: a port the kernel handed out (bind to 0) could be
+    taken by an outgoing connection's local end before the PUB binds it, and the Dynamo-shaped load makes hundreds
+    of those ("Address already in use", 12:12 UTC on 2026-12-02). Ports are handed out in order, never twice."""
+    low = _ephemeral_low()
+    while _next_port[0] < low:
+        port = _next_port[0]
+        _next_port[0] += 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def await_listening(port, timeout=20.0):
