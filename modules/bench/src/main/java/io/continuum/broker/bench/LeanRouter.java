@@ -429,15 +429,7 @@ public final class LeanRouter {
             byte[] payload = new byte[Math.max(MAX_FRAME, 16_384)];
             byte[] headerBlock = null;
             int headerStream = 0;
-            long nap = Long.getLong("bench.leanNapMicros", 0);
             while (true) {
-                if (nap > 0 && sinkCheck != null && in.available() == 0) {
-                    try {
-                        Thread.sleep(java.time.Duration.ofNanos(nap * 1000));
-                    } catch (InterruptedException e) {
-                        throw new IOException(e);
-                    }
-                }
                 in.readFully(h);
                 int len = ((h[0] & 0xFF) << 16) | ((h[1] & 0xFF) << 8) | (h[2] & 0xFF);
                 int type = h[3] & 0xFF;
