@@ -56,8 +56,7 @@ final class DynamoCheck {
             control(p, m, off, len);
             return;
         }
-        int from = ((m[off] & 0xFF) << 24) | ((m[off + 1] & 0xFF) << 16) | ((m[off + 2] & 0xFF) << 8)
-                | (m[off + 3] & 0xFF);
+        int from = index(m, off);
         long seq = 0;
         for (int k = 0; k < 8; k++) {
             seq = (seq << 8) | (m[off + 4 + k] & 0xFF);

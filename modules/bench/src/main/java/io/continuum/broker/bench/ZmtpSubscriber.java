@@ -24,8 +24,7 @@ final class ZmtpSubscriber {
     private int greetingHave;
     private byte[] pending = new byte[4_096]; // a frame split between DATA frames, and what follows it
     private int have;
-    private boolean ready;
-    private boolean lastWasReady; // set by frames(): this feed carried the publisher's READY
+    private boolean ready; // the publisher's READY arrived
     private boolean broken;
 
     ZmtpSubscriber(int publisher, DynamoCheck check) {
@@ -61,13 +60,12 @@ final class ZmtpSubscriber {
         if (len == 0) {
             return Fed.OK;
         }
-        Fed result;
+        boolean wasReady = ready;
         if (have == 0) { // the common case: whole frames in place, only a split tail copied
             int used = frames(b, off, len);
             if (used < 0) {
                 return broke();
             }
-            result = lastWasReady ? Fed.SUBSCRIBE : Fed.OK;
             keep(b, off + used, len - used);
         } else {
             keep(b, off, len);
@@ -75,12 +73,10 @@ final class ZmtpSubscriber {
             if (used < 0) {
                 return broke();
             }
-            result = lastWasReady ? Fed.SUBSCRIBE : Fed.OK;
             System.arraycopy(pending, used, pending, 0, have - used);
             have -= used;
         }
-        lastWasReady = false;
-        return result;
+        return ready && !wasReady ? Fed.SUBSCRIBE : Fed.OK;
     }
 
     /** Consumes the complete frames in b[off, off + len); returns the bytes consumed, or -1 if not ZMTP. */
@@ -111,9 +107,8 @@ final class ZmtpSubscriber {
             }
             if ((flags & 0x04) == 0) {
                 check.deliver(publisher, b, off + at + h, (int) size);
-            } else if (!ready) { // the publisher's READY: the handshake is done, the subscription may go
+            } else { // a command: the publisher's READY, after which the subscription may go
                 ready = true;
-                lastWasReady = true;
             }
             at += h + (int) size;
         }
