@@ -16,6 +16,7 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.api.RelayMetrics.Direction;
 import io.continuum.broker.relay.transport.BusStream;
+import io.continuum.broker.relay.transport.MalformedResponseException;
 import io.continuum.broker.relay.transport.ResponseHead;
 import io.continuum.broker.relay.transport.TransportException;
 
@@ -211,7 +212,7 @@ final class StreamPumps implements PublisherReads.Sink {
         } catch (TransportException e) {
             // Reset by the router, or the connection died: the downstream pump decides what to report.
             LOG.debug("stream_write_failed").field("stream_id", streamId).cause(e).log();
-            closer.close(null);
+            closeAfter(e);
         }
     }
 
@@ -228,7 +229,7 @@ final class StreamPumps implements PublisherReads.Sink {
             closer.close(Code.IDLE_TIMEOUT);
             return;
         } catch (TransportException e) {
-            closer.close(null);
+            closeAfter(e);
             return;
         }
         if (head.status() != 200) {
@@ -256,7 +257,7 @@ final class StreamPumps implements PublisherReads.Sink {
             // request body has ended, the upstream writer reports upstream_closed: a router's reset then only
             // released the stream.
             if (!requestEnded) {
-                closer.close(null);
+                closeAfter(e);
             }
         } catch (IOException e) {
             // The publisher socket failed (section 6: a socket error, as EOF): flush what is queued, end the
@@ -266,6 +267,19 @@ final class StreamPumps implements PublisherReads.Sink {
                 LOG.debug("publisher_write_failed").field("stream_id", streamId).cause(e).log();
             }
             queue.end();
+        }
+    }
+
+    /**
+     * Closes the stream after a failure in the transport. It reports nothing for a reset by the router or a lost
+     * connection (section 6; the session reports the latter), and {@code protocol_error} for a malformed response,
+     * which the transport has answered with a reset of its own (docs/protocol.md 8.1). Either pump may see the
+     * failure first, so both close through here.
+     */
+    private void closeAfter(TransportException failure) {
+        boolean malformed = failure instanceof MalformedResponseException;
+        if (closer.close(malformed ? Code.PROTOCOL_ERROR : null) && malformed) {
+            LOG.warn("data_stream_malformed").field("stream_id", streamId).field("detail", failure.getMessage()).log();
         }
     }
 

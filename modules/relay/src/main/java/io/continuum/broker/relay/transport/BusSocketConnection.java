@@ -3,7 +3,6 @@ package io.continuum.broker.relay.transport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
-import java.util.Arrays;
 
 import io.helidon.common.buffers.DataReader;
 import io.helidon.common.buffers.DataWriter;
@@ -13,7 +12,7 @@ import io.helidon.webclient.api.ClientConnection;
 
 /**
  * What Helidon's {@code Http2ClientConnection} reads from and writes to: the TLS socket this transport dialed
- * itself, with every inbound byte shown to the {@link InboundFrameSniffer} before Helidon parses it, and every
+ * itself, with every inbound byte passing the {@link InboundFrameSniffer} before Helidon parses it, and every
  * outbound frame passing the {@link SerializedFrameWriter}. Its close is how Helidon reports that it gave up on
  * the connection.
  */
@@ -40,25 +39,30 @@ final class BusSocketConnection implements ClientConnection {
         this.onHelidonClose = onHelidonClose;
         byte[] buffer = new byte[READ_CHUNK];
         this.reader = DataReader.create(() -> {
-            int n;
-            try {
-                n = in.read(buffer);
-            } catch (IOException e) {
-                onReadFailure.failed(e);
-                return null;
+            while (true) {
+                int n;
+                try {
+                    n = in.read(buffer);
+                } catch (IOException e) {
+                    onReadFailure.failed(e);
+                    return null;
+                }
+                if (n < 0) {
+                    onReadFailure.failed(null);
+                    return null;
+                }
+                byte[] chunk;
+                try {
+                    chunk = sniffer.filter(buffer, n);
+                } catch (RuntimeException e) {
+                    onReadFailure.failed(new IOException("inbound frame accounting failed", e));
+                    return null;
+                }
+                if (chunk.length > 0) {
+                    return chunk;
+                }
+                // all of it dropped, or a frame header's first bytes held back: Helidon gets nothing yet
             }
-            if (n < 0) {
-                onReadFailure.failed(null);
-                return null;
-            }
-            byte[] chunk = Arrays.copyOf(buffer, n);
-            try {
-                sniffer.accept(chunk);
-            } catch (RuntimeException e) {
-                onReadFailure.failed(new IOException("inbound frame accounting failed", e));
-                return null;
-            }
-            return chunk;
         });
     }
 

@@ -45,6 +45,11 @@ final class HelidonBusConnection implements BusConnection {
     private final Keepalive keepalive;
     private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
     private final ReentrantLock openLock = new ReentrantLock();
+    /**
+     * Test seam: runs on the opening thread between a stream's HEADERS write and its registration, so a test can
+     * make the peer's frames for it arrive exactly then.
+     */
+    volatile Runnable afterHeadersWritten;
     private final CountDownLatch firstSettings = new CountDownLatch(1);
     private final AtomicBoolean closingLocally = new AtomicBoolean();
     private final String authority;
@@ -124,12 +129,30 @@ final class HelidonBusConnection implements BusConnection {
                 if (!commit.getAsBoolean()) {
                     return null; // abandoned while it waited: the slot goes back below, nothing was written
                 }
+                lock.lock();
+                try {
+                    streams.openingStarted();
+                } finally {
+                    lock.unlock();
+                }
                 BusClientStream helidonStream = BusClientStream.create(h2, client, socketConnection.helidonSocket(), settings.readPollSlice());
                 helidonStream.writeHeaders(headers, false);
+                Runnable hook = afterHeadersWritten;
+                if (hook != null) {
+                    hook.run();
+                }
                 HelidonBusStream stream = register(helidonStream, granted);
                 registered = true;
                 return stream;
             } finally {
+                if (!registered) {
+                    lock.lock();
+                    try {
+                        streams.openingFailed();
+                    } finally {
+                        lock.unlock();
+                    }
+                }
                 openLock.unlock();
             }
         } catch (RuntimeException e) {
@@ -341,15 +364,20 @@ final class HelidonBusConnection implements BusConnection {
     // ---------------------------------------------------------------------------------------------------------
 
     private HelidonBusStream register(BusClientStream helidonStream, long slotGrantedNanos) {
+        HelidonBusStream stream;
+        boolean malformed;
         lock.lock();
         try {
-            HelidonBusStream stream = new HelidonBusStream(this, helidonStream, helidonStream.streamId(),
+            stream = new HelidonBusStream(this, helidonStream, helidonStream.streamId(),
                     windows.peerInitialWindow(), slotGrantedNanos);
-            streams.register(stream);
-            return stream;
+            malformed = streams.register(stream);
         } finally {
             lock.unlock();
         }
+        if (malformed) {
+            stream.resetMalformedResponse(); // the DATA came while its HEADERS were being written: see InboundEvents
+        }
+        return stream;
     }
 
     private void throwIfFailed() throws ConnectionLostException {

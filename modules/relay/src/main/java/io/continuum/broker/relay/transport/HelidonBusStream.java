@@ -340,6 +340,20 @@ final class HelidonBusStream implements BusStream {
 
     @Override
     public void cancel() {
+        reset(new StreamResetException(id, StreamResetException.CANCEL, false), StreamResetException.CANCEL);
+    }
+
+    /**
+     * The peer sent DATA before this stream's response HEADERS (RFC 9113 section 8.1): a malformed response, which
+     * section 8.1.1 answers with a stream error, PROTOCOL_ERROR. The frame never reached Helidon (see
+     * {@link InboundFrameSniffer}); every later frame for the stream is ignored, as after {@link #cancel()}.
+     */
+    void resetMalformedResponse() {
+        reset(new MalformedResponseException(id, "DATA before the response HEADERS"), Http2ErrorCodes.PROTOCOL_ERROR);
+    }
+
+    /** A reset by this side: {@code cause} is what every later call on the stream throws. */
+    private void reset(TransportException cause, long errorCode) {
         boolean sendReset;
         boolean releaseSlot;
         int connectionIncrement;
@@ -350,7 +364,7 @@ final class HelidonBusStream implements BusStream {
             }
             sendReset = state != StreamState.CLOSED;
             releaseSlot = !state.terminal();
-            failure = new StreamResetException(id, StreamResetException.CANCEL, false);
+            failure = cause;
             state = StreamState.RESET;
             resetSent = true;
             connectionIncrement = returnCreditLocked();
@@ -369,7 +383,7 @@ final class HelidonBusStream implements BusStream {
         try {
             if (sendReset) {
                 try {
-                    connection.writer().writeOwnFrame(Http2Frames.rstStream(id, (int) StreamResetException.CANCEL));
+                    connection.writer().writeOwnFrame(Http2Frames.rstStream(id, (int) errorCode));
                 } catch (UncheckedIOException e) {
                     // the connection is failing; fail() reports it
                 }
@@ -411,6 +425,11 @@ final class HelidonBusStream implements BusStream {
             remoteEndLocked();
         }
         return within;
+    }
+
+    /** @return whether DATA from the peer now would precede the response HEADERS (a malformed response) */
+    boolean awaitsResponseHeadLocked() {
+        return !headSeen && !state.terminal();
     }
 
     void headersLocked(boolean endStream) {

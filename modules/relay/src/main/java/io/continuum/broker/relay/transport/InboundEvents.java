@@ -106,9 +106,54 @@ final class InboundEvents implements InboundFrameSniffer.Listener {
     public void headers(int streamId, boolean endStream) {
         connection.lock.lock();
         try {
-            connection.streamsLocked().onStream(streamId, s -> s.headersLocked(endStream));
+            connection.streamsLocked().headersArrived(streamId, s -> s.headersLocked(endStream));
         } finally {
             connection.lock.unlock();
         }
+    }
+
+    /**
+     * DATA before a stream's response HEADERS is refused here and the stream reset, so that only that stream ends
+     * (RFC 9113 section 8.1.1), not the connection with every other stream, as Helidon's client would. A stream
+     * still being opened is reset once registered ({@link HelidonBusConnection}).
+     */
+    @Override
+    public boolean admitData(int streamId) {
+        HelidonBusStream malformed;
+        connection.lock.lock();
+        try {
+            StreamTable streams = connection.streamsLocked();
+            if (!streams.dataBeforeResponseHead(streamId)) {
+                return true;
+            }
+            malformed = streams.get(streamId);
+        } finally {
+            connection.lock.unlock();
+        }
+        if (malformed != null) {
+            malformed.resetMalformedResponse();
+        }
+        return false;
+    }
+
+    @Override
+    public void dataDropped(int streamId, int length) {
+        int connectionIncrement;
+        connection.lock.lock();
+        try {
+            if (!connection.windowsLocked().received(length)) {
+                connectionIncrement = -1;
+            } else {
+                // nobody will release these bytes: the connection's window gets them back now
+                connectionIncrement = connection.creditConnectionLocked(length);
+            }
+        } finally {
+            connection.lock.unlock();
+        }
+        if (connectionIncrement < 0) {
+            connection.fail(ConnectionLostException.Reason.PROTOCOL, "peer exceeded the receive window", null);
+            return;
+        }
+        connection.sendWindowUpdate(0, connectionIncrement);
     }
 }

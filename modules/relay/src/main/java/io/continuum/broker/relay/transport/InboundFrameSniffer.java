@@ -1,6 +1,7 @@
 package io.continuum.broker.relay.transport;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -9,6 +10,12 @@ import java.util.List;
  * SETTINGS values, WINDOW_UPDATE increments, PING acknowledgements, GOAWAY, RST_STREAM, and per-stream DATA
  * lengths and END_STREAM. Events fire when a frame's last byte has been seen. Not thread-safe: fed only by the
  * connection's single reader thread.
+ *
+ * <p>It is also the one place that can keep a frame from Helidon: a DATA frame the listener does not
+ * {@linkplain Listener#admitData admit} (a response body before the response's HEADERS, RFC 9113 section 8.1) is
+ * dropped whole, because Helidon 4.5.0's client treats it as a connection error where the RFC (8.1.1) asks for a
+ * stream error. To decide before Helidon sees any byte of a frame, a frame header cut by the end of a read is held
+ * back until its ninth byte arrives.
  */
 final class InboundFrameSniffer {
     /** Receives one call per complete frame of interest. */
@@ -29,9 +36,21 @@ final class InboundFrameSniffer {
 
         /** A complete header block (END_HEADERS seen). */
         void headers(int streamId, boolean endStream);
+
+        /**
+         * Called when a DATA frame's header is complete, before any of its bytes reach Helidon.
+         *
+         * @return false to drop the whole frame: Helidon never sees it, and {@link #dataDropped} replaces
+         *         {@link #data} once its last byte has passed
+         */
+        boolean admitData(int streamId);
+
+        /** A dropped DATA frame has passed: its bytes still count against the connection's receive window. */
+        void dataDropped(int streamId, int length);
     }
 
     private static final int MAX_COLLECTED = 16_384;
+    private static final byte[] NOTHING = new byte[0];
 
     private final Listener listener;
     private final byte[] header = new byte[Http2Frames.HEADER_LENGTH];
@@ -43,43 +62,88 @@ final class InboundFrameSniffer {
     private int payloadSeen;
     private byte[] collected;
     private boolean headerBlockEndStream;
+    /** Between a HEADERS without END_HEADERS and its last CONTINUATION: nothing may come between (RFC 9113 6.10). */
+    private boolean headerBlockOpen;
+    private boolean dropping;
+
+    // one filter() call's output: the input's bytes from runStart on pass through unless a frame is dropped or held
+    private byte[] out;
+    private int outFill;
+    private int runStart;
 
     InboundFrameSniffer(Listener listener) {
         this.listener = listener;
     }
 
     /**
-     * @param bytes a chunk just read from the socket, in order
+     * @param buffer bytes just read from the socket, in order: {@code buffer[0, length)}
+     * @return what Helidon may read: the same bytes in order, less dropped frames, less a frame header cut by the
+     *         end of this read (it leads a later call's result instead); possibly empty, never {@code buffer}
      */
-    void accept(byte[] bytes) {
+    byte[] filter(byte[] buffer, int length) {
+        // The usual read, whole frames with none dropped, is one run: one copy, as before there was a filter.
+        out = new byte[headerFill + length];
+        outFill = 0;
+        runStart = dropping ? -1 : 0; // a dropped frame's payload may go on from the last read
+        int frameStart = -1; // where in this read the current frame began; -1: in an earlier read
         int offset = 0;
-        while (offset < bytes.length) {
+        while (offset < length) {
             if (headerFill < Http2Frames.HEADER_LENGTH) {
-                int n = Math.min(Http2Frames.HEADER_LENGTH - headerFill, bytes.length - offset);
-                System.arraycopy(bytes, offset, header, headerFill, n);
+                if (headerFill == 0) {
+                    frameStart = offset;
+                }
+                int n = Math.min(Http2Frames.HEADER_LENGTH - headerFill, length - offset);
+                System.arraycopy(buffer, offset, header, headerFill, n);
                 headerFill += n;
                 offset += n;
                 if (headerFill == Http2Frames.HEADER_LENGTH) {
                     startFrame();
-                    if (length == 0) {
-                        endFrame();
+                    if (dropping) {
+                        flushRun(buffer, frameStart < 0 ? 0 : frameStart);
+                        runStart = -1;
+                    } else if (frameStart < 0) {
+                        // the header began in an earlier read and was held back: it goes out now, whole
+                        System.arraycopy(header, 0, out, outFill, Http2Frames.HEADER_LENGTH);
+                        outFill += Http2Frames.HEADER_LENGTH;
+                        runStart = offset;
+                    }
+                    if (this.length == 0) {
+                        endFrame(offset);
                     }
                 }
                 continue;
             }
-            int n = Math.min(length - payloadSeen, bytes.length - offset);
+            int n = Math.min(this.length - payloadSeen, length - offset);
             if (collected != null) {
                 int room = Math.min(n, collected.length - payloadSeen);
                 if (room > 0) {
-                    System.arraycopy(bytes, offset, collected, payloadSeen, room);
+                    System.arraycopy(buffer, offset, collected, payloadSeen, room);
                 }
             }
             payloadSeen += n;
             offset += n;
-            if (payloadSeen == length) {
-                endFrame();
+            if (payloadSeen == this.length) {
+                endFrame(offset);
             }
         }
+        if (headerFill > 0 && headerFill < Http2Frames.HEADER_LENGTH) {
+            // held back: the header's bytes wait in header[] until the rest arrives
+            flushRun(buffer, frameStart < 0 ? 0 : frameStart);
+        } else if (runStart >= 0) {
+            flushRun(buffer, length);
+        }
+        byte[] result = outFill == out.length ? out : outFill == 0 ? NOTHING : Arrays.copyOf(out, outFill);
+        out = null;
+        return result;
+    }
+
+    /** Passes the input's bytes from the run's start to {@code end}, if a run is open ({@code runStart >= 0}). */
+    private void flushRun(byte[] buffer, int end) {
+        if (runStart >= 0 && end > runStart) {
+            System.arraycopy(buffer, runStart, out, outFill, end - runStart);
+            outFill += end - runStart;
+        }
+        runStart = end;
     }
 
     private void startFrame() {
@@ -94,22 +158,34 @@ final class InboundFrameSniffer {
             default -> false;
         };
         collected = collect ? new byte[Math.min(length, MAX_COLLECTED)] : null;
+        // Only a DATA frame that HTTP/2 lets a stream error answer is the listener's to refuse: one on stream 0,
+        // or one inside an open header block, is a connection error that Helidon reports as such.
+        dropping = type == Http2Frames.TYPE_DATA && streamId != 0 && !headerBlockOpen && !listener.admitData(streamId);
     }
 
-    private void endFrame() {
+    /** The frame's last byte is just before {@code offset} in the current read. */
+    private void endFrame(int offset) {
         headerFill = 0;
         byte[] payload = collected;
         collected = null;
+        if (dropping) {
+            dropping = false;
+            runStart = offset;
+            listener.dataDropped(streamId, length);
+            return;
+        }
         switch (type) {
             case Http2Frames.TYPE_DATA -> listener.data(streamId, length, (flags & Http2Frames.FLAG_END_STREAM) != 0);
             case Http2Frames.TYPE_HEADERS -> {
                 headerBlockEndStream = (flags & Http2Frames.FLAG_END_STREAM) != 0;
-                if ((flags & Http2Frames.FLAG_END_HEADERS) != 0) {
+                headerBlockOpen = (flags & Http2Frames.FLAG_END_HEADERS) == 0;
+                if (!headerBlockOpen) {
                     listener.headers(streamId, headerBlockEndStream);
                 }
             }
             case Http2Frames.TYPE_CONTINUATION -> {
                 if ((flags & Http2Frames.FLAG_END_HEADERS) != 0) {
+                    headerBlockOpen = false;
                     listener.headers(streamId, headerBlockEndStream);
                 }
             }

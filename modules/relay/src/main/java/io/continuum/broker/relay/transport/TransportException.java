@@ -5,7 +5,7 @@ package io.continuum.broker.relay.transport;
  */
 public sealed class TransportException extends Exception
         permits BusConnectException, SlotTimeoutException, StreamResetException, ConnectionLostException,
-        StreamClosedException {
+        StreamClosedException, MalformedResponseException {
     /**
      * @param message what failed, free of header values
      */

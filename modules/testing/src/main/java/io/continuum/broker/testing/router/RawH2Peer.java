@@ -1,5 +1,6 @@
 package io.continuum.broker.testing.router;
 
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -216,16 +217,24 @@ public final class RawH2Peer implements AutoCloseable {
         }
 
         /** Sends a raw frame. */
-        public synchronized void send(int type, int flags, int streamId, byte[] payload) throws IOException {
-            byte[] frame = new byte[9 + payload.length];
-            frame[0] = (byte) (payload.length >>> 16);
-            frame[1] = (byte) (payload.length >>> 8);
-            frame[2] = (byte) payload.length;
-            frame[3] = (byte) type;
-            frame[4] = (byte) flags;
-            System.arraycopy(int32(streamId), 0, frame, 5, 4);
-            System.arraycopy(payload, 0, frame, 9, payload.length);
-            out.write(frame);
+        public void send(int type, int flags, int streamId, byte[] payload) throws IOException {
+            sendFrames(new Frame(type, flags, streamId, payload));
+        }
+
+        /** Sends raw frames back to back in one write (so, on loopback, usually in one read of the broker's). */
+        public synchronized void sendFrames(Frame... frames) throws IOException {
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            for (Frame f : frames) {
+                byte[] payload = f.payload();
+                all.write(payload.length >>> 16);
+                all.write(payload.length >>> 8);
+                all.write(payload.length);
+                all.write(f.type());
+                all.write(f.flags());
+                all.writeBytes(int32(f.streamId()));
+                all.writeBytes(payload);
+            }
+            out.write(all.toByteArray());
             out.flush();
         }
 

@@ -1,0 +1,139 @@
+package io.continuum.broker.relay.transport;
+
+import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
+import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * RFC 9113 section 8.1: a response is HEADERS, then DATA. A peer that sends a stream's DATA before its response
+ * HEADERS has sent a malformed response, which section 8.1.1 answers with a stream error of type PROTOCOL_ERROR.
+ * Helidon 4.5.0's client treats it as a connection error (GOAWAY, every stream gone); the transport keeps that
+ * DATA from Helidon, resets only that stream, and the connection and its other streams go on.
+ */
+class MalformedResponseTest {
+    private static final int MALFORMED = 1;
+    private static final int OTHER = 3;
+    private static final int PROTOCOL_ERROR = 0x1;
+
+    @Test
+    void dataBeforeTheResponseHeadersResetsThatStreamWithProtocolErrorAndNothingElse() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream malformed = connection.open(dataStream(1), WAIT);
+            BusStream other = connection.open(dataStream(2), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
+
+            wire.sendData(MALFORMED, new byte[700], false);
+
+            MalformedResponseException thrown = assertThrows(MalformedResponseException.class,
+                    () -> malformed.awaitResponseHead(WAIT));
+            assertTrue(thrown.getMessage().contains("DATA before the response HEADERS"), thrown.getMessage());
+            RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
+            assertEquals(MALFORMED, rst.streamId());
+            assertEquals(PROTOCOL_ERROR, ByteBuffer.wrap(rst.payload()).getInt(), "RST_STREAM PROTOCOL_ERROR");
+            assertThrows(MalformedResponseException.class, () -> malformed.write(ByteBuffer.wrap(new byte[] {1})),
+                    "every later call on the stream says why it ended");
+
+            // what the peer sends for it later, not having seen the reset yet, is ignored like any late frame
+            wire.sendStatus200(MALFORMED, false);
+            wire.sendData(MALFORMED, new byte[300], true);
+            assertOtherStreamWorks(wire, other);
+            assertTrue(h.ping(WAIT), "the connection still answers");
+            assertTrue(connection.isOpen());
+            assertEquals(0, h.connectionBytesUncredited(),
+                    "the dropped DATA, and the late DATA, are credited back to the connection window");
+            assertEquals(0, h.streamsInUse());
+        }
+    }
+
+    /**
+     * The stream's HEADERS are on the wire but the stream is not registered yet (the opening thread is between the
+     * two) when its malformed DATA arrives: the reset comes at registration, and the open returns a stream that
+     * already says why it ended.
+     */
+    @Test
+    void dataBeforeTheResponseHeadersOfAStreamStillBeingOpenedResetsItOnceRegistered() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            AtomicBoolean hookRan = new AtomicBoolean();
+            h.afterHeadersWritten = () -> {
+                h.afterHeadersWritten = null;
+                try {
+                    wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == MALFORMED, WAIT);
+                    wire.sendData(MALFORMED, new byte[500], false);
+                    wire.sendData(MALFORMED, new byte[200], false);
+                    h.ping(WAIT);
+                    h.ping(WAIT); // the second acknowledgement is read after the DATA: the reader has handled it
+                    hookRan.set(true);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            };
+            BusStream malformed = connection.open(dataStream(1), WAIT);
+            assertTrue(hookRan.get(), "the DATA arrived between the HEADERS write and the registration");
+            assertThrows(MalformedResponseException.class, () -> malformed.awaitResponseHead(WAIT));
+            RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
+            assertEquals(MALFORMED, rst.streamId());
+            assertEquals(PROTOCOL_ERROR, ByteBuffer.wrap(rst.payload()).getInt());
+
+            BusStream other = connection.open(dataStream(2), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
+            assertOtherStreamWorks(wire, other);
+            assertTrue(connection.isOpen());
+            assertEquals(0, h.connectionBytesUncredited());
+            assertEquals(0, h.streamsInUse());
+        }
+    }
+
+    /** The usual order, HEADERS then DATA, even back to back in one read, is never mistaken for the malformed one. */
+    @Test
+    void dataRightBehindTheResponseHeadersIsTheBody() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream stream = connection.open(dataStream(1), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == MALFORMED, WAIT);
+            byte[] body = "body".getBytes(StandardCharsets.US_ASCII);
+            wire.sendFrames(new RawH2Peer.Frame(RawH2Peer.Frame.HEADERS, 0x4, MALFORMED, new byte[] {(byte) 0x88}),
+                    new RawH2Peer.Frame(RawH2Peer.Frame.DATA, 0, MALFORMED, body));
+            assertEquals(200, stream.awaitResponseHead(WAIT).status());
+            ByteBuffer chunk = stream.read();
+            assertEquals(body.length, chunk.remaining());
+            assertTrue(connection.isOpen());
+        }
+    }
+
+    private static void assertOtherStreamWorks(RawH2Peer.Connection wire, BusStream other) throws Exception {
+        wire.sendStatus200(OTHER, false);
+        assertEquals(200, other.awaitResponseHead(WAIT).status());
+        byte[] payload = "still flowing".getBytes(StandardCharsets.US_ASCII);
+        wire.sendData(OTHER, payload, true);
+        ByteBuffer chunk = other.read();
+        assertEquals(payload.length, chunk.remaining());
+        other.release(payload.length);
+        other.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        other.endRequest();
+        RawH2Peer.Frame data = wire.next(f -> f.type() == RawH2Peer.Frame.DATA && f.streamId() == OTHER, WAIT);
+        assertEquals(3, data.payload().length);
+        assertEquals(null, other.read());
+    }
+}
