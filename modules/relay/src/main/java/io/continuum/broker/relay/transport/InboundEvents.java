@@ -86,10 +86,10 @@ final class InboundEvents implements InboundFrameSniffer.Listener {
             HelidonBusStream stream = streams.get(streamId);
             if (stream != null) {
                 violation |= !stream.receivedLocked(length, endStream);
-            } else if (streams.notYetRegistered(streamId)) {
+            } else if (streams.isOpening(streamId)) {
                 streams.onStream(streamId, s -> s.receivedLocked(length, endStream));
             } else {
-                // a stream that is already gone: nobody will release these bytes
+                // a stream gone while its frame went by (a cancel): nobody will release these bytes
                 connectionIncrement = connection.creditConnectionLocked(length);
             }
         } finally {
@@ -115,25 +115,27 @@ final class InboundEvents implements InboundFrameSniffer.Listener {
     /**
      * DATA before a stream's response HEADERS is refused here and the stream reset, so that only that stream ends
      * (RFC 9113 section 8.1.1), not the connection with every other stream, as Helidon's client would. A stream
-     * still being opened is reset once registered ({@link HelidonBusConnection}).
+     * still being opened is reset once registered ({@link HelidonBusConnection}). DATA for a stream that is done
+     * is refused and ignored ({@link StreamTable.DataVerdict#IGNORE}).
      */
     @Override
     public boolean admitData(int streamId) {
-        HelidonBusStream malformed;
+        StreamTable.DataVerdict verdict;
+        HelidonBusStream malformed = null;
         connection.lock.lock();
         try {
             StreamTable streams = connection.streamsLocked();
-            if (!streams.dataBeforeResponseHead(streamId)) {
-                return true;
+            verdict = streams.dataVerdict(streamId);
+            if (verdict == StreamTable.DataVerdict.MALFORMED) {
+                malformed = streams.get(streamId);
             }
-            malformed = streams.get(streamId);
         } finally {
             connection.lock.unlock();
         }
         if (malformed != null) {
             malformed.resetMalformedResponse();
         }
-        return false;
+        return verdict == StreamTable.DataVerdict.PASS;
     }
 
     @Override

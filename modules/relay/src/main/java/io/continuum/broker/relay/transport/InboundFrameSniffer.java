@@ -12,10 +12,11 @@ import java.util.List;
  * connection's single reader thread.
  *
  * <p>It is also the one place that can keep a frame from Helidon: a DATA frame the listener does not
- * {@linkplain Listener#admitData admit} (a response body before the response's HEADERS, RFC 9113 section 8.1) is
- * dropped whole, because Helidon 4.5.0's client treats it as a connection error where the RFC (8.1.1) asks for a
- * stream error. To decide before Helidon sees any byte of a frame, a frame header cut by the end of a read is held
- * back until its ninth byte arrives.
+ * {@linkplain Listener#admitData admit} is dropped whole. Helidon 4.5.0's client takes a response body before the
+ * response's HEADERS (RFC 9113 section 8.1), or DATA after END_STREAM on a stream its reader has not finished
+ * with, for a connection error, where the RFC asks for a stream error or lets the frame be ignored. To decide
+ * before Helidon sees any byte of a frame, a frame header cut by the end of a read is held back until its ninth
+ * byte arrives.
  */
 final class InboundFrameSniffer {
     /** Receives one call per complete frame of interest. */

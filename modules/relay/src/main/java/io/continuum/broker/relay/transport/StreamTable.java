@@ -8,81 +8,99 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * A connection's live streams by id, guarded by the connection's lock. A frame for a stream whose HEADERS are being
- * written right now (its id is above every registered one) can arrive before the stream is registered: its event
- * waits here and is applied at registration. Streams are opened one at a time, so that stream is at most one, and
- * its id is the next after the highest registered.
+ * A connection's live streams by id, guarded by the connection's lock. Streams are opened one at a time, and a frame
+ * for the stream whose HEADERS are being written right now can arrive before that stream is registered: its event
+ * waits here and is applied at registration. That stream's id is the next after the highest registered, so no
+ * frame for any other unknown id is ever kept (a router naming ids nobody opened cannot make this table grow).
  */
 final class StreamTable {
     private static final int MAX_PENDING_EVENTS = 64;
 
     private final Map<Integer, HelidonBusStream> streams = new HashMap<>();
-    private final Map<Integer, List<Consumer<HelidonBusStream>>> pendingEvents = new HashMap<>();
     private int highestRegistered;
     // the stream being opened (HEADERS being written, not registered yet): what its peer sent so far
     private boolean opening;
     private boolean openingHeadSeen;
     private boolean openingMalformed;
+    private final List<Consumer<HelidonBusStream>> openingEvents = new ArrayList<>();
 
     /** The connection is about to write a new stream's HEADERS; {@link #register} (or a failed open) ends it. */
     void openingStarted() {
         opening = true;
         openingHeadSeen = false;
         openingMalformed = false;
+        openingEvents.clear();
     }
 
     void openingFailed() {
         opening = false;
+        openingEvents.clear();
     }
 
     /**
-     * Registers a stream and applies the events that arrived for it first.
+     * Registers the stream being opened and applies the events that arrived for it first.
      *
      * @return whether the peer sent it DATA before its response HEADERS while it was being opened: the caller
-     *         resets it (see {@link #awaitsResponseHead})
+     *         resets it (see {@link #dataVerdict})
      */
     boolean register(HelidonBusStream stream) {
         int id = stream.idInt();
-        boolean malformed = opening && openingMalformed && id == nextId();
+        boolean early = isOpening(id);
+        boolean malformed = early && openingMalformed;
+        List<Consumer<HelidonBusStream>> events = early ? List.copyOf(openingEvents) : List.of();
         opening = false;
+        openingEvents.clear();
         streams.put(id, stream);
         highestRegistered = Math.max(highestRegistered, id);
-        List<Consumer<HelidonBusStream>> early = pendingEvents.remove(id);
-        pendingEvents.keySet().removeIf(k -> k <= highestRegistered);
-        if (early != null) {
-            early.forEach(e -> e.accept(stream));
-        }
+        events.forEach(e -> e.accept(stream));
         return malformed;
     }
 
-    /**
-     * Whether a DATA frame on stream {@code id} now would come before the stream's response HEADERS: a malformed
-     * response (RFC 9113 section 8.1). For the stream being opened, the answer is recorded for {@link #register}.
-     * Any other id (a stream gone, or one never opened) is Helidon's to ignore or refuse.
-     */
-    boolean dataBeforeResponseHead(int id) {
+    /** What becomes of an inbound DATA frame, decided before Helidon sees a byte of it. */
+    enum DataVerdict {
+        /** The body of a live stream: Helidon reads it. */
+        PASS,
+        /**
+         * For a stream this side is done with (finished or reset) or never opened: ignored (RFC 9113 section 5.1
+         * lets an endpoint ignore frames on a closed stream) and credited to the connection. Helidon would ignore
+         * most of these too, but not DATA after END_STREAM on a stream its reader has not finished with, which it
+         * takes for a connection error.
+         */
+        IGNORE,
+        /**
+         * Before the stream's response HEADERS: a malformed response (section 8.1), which resets the stream. For
+         * the stream being opened, the verdict is recorded for {@link #register}.
+         */
+        MALFORMED
+    }
+
+    DataVerdict dataVerdict(int id) {
         HelidonBusStream stream = streams.get(id);
         if (stream != null) {
-            return stream.awaitsResponseHeadLocked();
+            return stream.awaitsResponseHeadLocked() ? DataVerdict.MALFORMED : DataVerdict.PASS;
         }
-        if (opening && id == nextId() && !openingHeadSeen) {
+        if (isOpening(id)) {
+            if (openingHeadSeen) {
+                return DataVerdict.PASS;
+            }
             openingMalformed = true;
-            return true;
+            return DataVerdict.MALFORMED;
         }
-        return false;
+        return DataVerdict.IGNORE;
     }
 
     /** A complete header block arrived for {@code id}. */
     void headersArrived(int id, Consumer<HelidonBusStream> event) {
-        if (opening && id == nextId()) {
+        if (isOpening(id)) {
             openingHeadSeen = true;
         }
         onStream(id, event);
     }
 
-    /** Stream ids are odd and handed out in order (Helidon's {@code LockingStreamIdSequence}): 1, 3, 5... */
-    private int nextId() {
-        return highestRegistered == 0 ? 1 : highestRegistered + 2;
+    /** @return whether {@code id} is the stream whose HEADERS are being written right now (not registered yet) */
+    boolean isOpening(int id) {
+        // stream ids are odd and handed out in order (Helidon's LockingStreamIdSequence): 1, 3, 5...
+        return opening && id == (highestRegistered == 0 ? 1 : highestRegistered + 2);
     }
 
     HelidonBusStream get(int id) {
@@ -93,21 +111,16 @@ final class StreamTable {
         streams.remove(stream.idInt());
     }
 
-    /** @return whether the id belongs to a stream not registered yet (rather than to one already gone) */
-    boolean notYetRegistered(int id) {
-        return id > highestRegistered;
-    }
-
-    /** Applies {@code event} now, or at registration if the stream's HEADERS are being written right now. */
+    /**
+     * Applies {@code event} now, or at registration if {@code id} is the stream being opened; an event for any
+     * other stream not in the table (one gone, or one never opened) is dropped.
+     */
     void onStream(int id, Consumer<HelidonBusStream> event) {
         HelidonBusStream stream = streams.get(id);
         if (stream != null) {
             event.accept(stream);
-        } else if (id > highestRegistered && (id & 1) == 1) {
-            List<Consumer<HelidonBusStream>> list = pendingEvents.computeIfAbsent(id, k -> new ArrayList<>());
-            if (list.size() < MAX_PENDING_EVENTS) {
-                list.add(event);
-            }
+        } else if (isOpening(id) && openingEvents.size() < MAX_PENDING_EVENTS) {
+            openingEvents.add(event);
         }
     }
 
@@ -119,8 +132,8 @@ final class StreamTable {
     List<HelidonBusStream> clear() {
         List<HelidonBusStream> open = new ArrayList<>(streams.values());
         streams.clear();
-        pendingEvents.clear();
         opening = false;
+        openingEvents.clear();
         return open;
     }
 }

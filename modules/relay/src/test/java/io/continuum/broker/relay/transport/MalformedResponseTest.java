@@ -104,6 +104,42 @@ class MalformedResponseTest {
         }
     }
 
+    /**
+     * DATA after END_STREAM on a stream both sides have ended, before the reader has taken that end: the stream is
+     * closed, and the frame is ignored (RFC 9113 section 5.1 allows it). Helidon would still hold the stream and
+     * take the frame for a connection error.
+     */
+    @Test
+    void dataAfterTheEndOfAStreamFinishedBothWaysIsIgnored() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream finished = connection.open(dataStream(1), WAIT);
+            BusStream other = connection.open(dataStream(2), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
+            wire.sendStatus200(MALFORMED, false);
+            assertEquals(200, finished.awaitResponseHead(WAIT).status());
+            finished.endRequest();
+            byte[] body = "the whole body".getBytes(StandardCharsets.US_ASCII);
+            wire.sendData(MALFORMED, body, true);
+            assertTrue(finished.awaitClosed(WAIT), "both sides ended");
+
+            wire.sendData(MALFORMED, new byte[400], false);
+            assertTrue(h.ping(WAIT));
+            assertTrue(h.ping(WAIT), "the second acknowledgement is read after the late DATA");
+            assertTrue(connection.isOpen(), "DATA on a closed stream must not end the connection");
+
+            ByteBuffer chunk = finished.read();
+            assertEquals(body.length, chunk.remaining(), "the body before the end is intact");
+            finished.release(body.length);
+            assertEquals(null, finished.read());
+            assertOtherStreamWorks(wire, other);
+            assertEquals(0, h.connectionBytesUncredited(), "the ignored DATA is credited back to the connection");
+            assertEquals(0, h.streamsInUse());
+        }
+    }
+
     /** The usual order, HEADERS then DATA, even back to back in one read, is never mistaken for the malformed one. */
     @Test
     void dataRightBehindTheResponseHeadersIsTheBody() throws Exception {
