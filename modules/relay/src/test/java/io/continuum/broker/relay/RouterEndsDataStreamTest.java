@@ -72,4 +72,33 @@ class RouterEndsDataStreamTest {
             }
         }
     }
+    /**
+     * Section 6, "Router resets the data stream: the client closes the publisher socket and reports nothing", also
+     * after the router ended its body: the publisher is idle, so only the reset itself can close the stream.
+     */
+    @Test
+    void aResetAfterTheRouterEndedItsBodyClosesTheIdlePublishersStream() throws Exception {
+        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(
+                     publisher.getLocalPort())) {
+            EventBroker broker = raw.broker();
+            try (RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT)) {
+                router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+                try (Socket upstream = publisher.accept()) {
+                    router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
+                    int h2 = 3;
+                    await(() -> router.stream(h2).headers(), "data stream HEADERS");
+                    router.wire().sendStatus200(h2, false);
+                    router.wire().sendData(h2, new byte[0], true);
+                    assertEquals(-1, upstream.getInputStream().read(), "half-closed");
+
+                    router.wire().sendReset(h2, 0x8);
+                    await(() -> broker.openStreams() == 0, "the reset closed the stream");
+                    assertTrue(raw.metrics().connected(), "the session is untouched");
+                    assertTrue(router.drainFromBroker().stream().noneMatch(f -> f instanceof Frame.StreamClosed),
+                            "a reset by the router is reported by nothing");
+                }
+            }
+        }
+    }
 }

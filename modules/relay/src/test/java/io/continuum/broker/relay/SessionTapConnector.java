@@ -137,6 +137,11 @@ final class SessionTapConnector implements BusConnector {
         }
 
         @Override
+        public TransportException failure() {
+            return delegate.failure();
+        }
+
+        @Override
         public ByteBuffer read() throws TransportException {
             return delegate.read();
         }

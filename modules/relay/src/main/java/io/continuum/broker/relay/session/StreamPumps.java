@@ -25,7 +25,8 @@ import io.continuum.broker.relay.transport.TransportException;
  * (publisher socket to the {@link ChunkQueue}, never blocked: this class is its {@link PublisherReads.Sink}, called
  * by the session's readiness loop), the upstream writer (queue to the HTTP/2 stream, a virtual thread) and the
  * downstream pump (HTTP/2 stream to the publisher socket, window replenished only as bytes reach the socket; the
- * stream's opener thread). How the bytes end decides how the stream closes; the closing itself is the stream's.
+ * stream's opener thread, which after the router's end of its body watches for the stream's end). How the bytes
+ * end decides how the stream closes; the closing itself is the stream's.
  */
 final class StreamPumps implements PublisherReads.Sink {
     /** The stream's events keep one logger name, {@link DataStream}'s, as operators filter on it. */
@@ -34,6 +35,8 @@ final class StreamPumps implements PublisherReads.Sink {
     static final int READ_CHUNK_BYTES = 64 * 1024;
     /** The least a read may take, however small the stream's budget. */
     static final int MIN_READ_BYTES = 2 * 1024;
+    /** How long one wait for a half-closed stream's end lasts before the next; any length is right. */
+    private static final Duration WATCH_SLICE = Duration.ofHours(1);
 
     /** Ends the stream once; {@code code} null closes it without a {@code stream_closed}. */
     @FunctionalInterface
@@ -244,6 +247,7 @@ final class StreamPumps implements PublisherReads.Sink {
                 if (chunk == null) {
                     // Router ended its body: half-close toward the publisher, keep relaying the other way.
                     socket.shutdownOutput();
+                    watchUntilClosed(s);
                     return;
                 }
                 int n = chunk.remaining();
@@ -267,6 +271,26 @@ final class StreamPumps implements PublisherReads.Sink {
                 LOG.debug("publisher_write_failed").field("stream_id", streamId).cause(e).log();
             }
             queue.end();
+        }
+    }
+
+    /**
+     * After the router ended its body, the stream's end is still to be seen here: a reset (the router's, or the
+     * transport's own after a frame the stream did not allow) closes the stream at once, as it would a blocked
+     * read. The upstream writer would see it only at the publisher's next bytes, which may never come.
+     */
+    private void watchUntilClosed(BusStream s) {
+        try {
+            while (!s.awaitClosed(WATCH_SLICE)) {
+                // open: both halves of the publisher's stream may stay up for its whole life
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        TransportException failure = s.failure();
+        if (failure != null && !requestEnded) {
+            closeAfter(failure); // a normal end (END_STREAM both ways) is the upstream writer's to report
         }
     }
 

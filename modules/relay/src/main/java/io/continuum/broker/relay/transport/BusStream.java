@@ -78,6 +78,13 @@ public interface BusStream {
     boolean awaitClosed(Duration timeout) throws InterruptedException;
 
     /**
+     * @return why the stream ended, if it did not end by END_STREAM both ways: a reset (either side's: a
+     *         {@link MalformedResponseException} for one this side made because of the peer's frames), or the
+     *         connection's death; null while it is open or after it closed normally
+     */
+    TransportException failure();
+
+    /**
      * Resets the stream (RST_STREAM CANCEL) unless it already ended, releases its slot, and wakes this
      * stream's own blocked reader and writer (they throw {@link StreamResetException}). Idempotent.
      */

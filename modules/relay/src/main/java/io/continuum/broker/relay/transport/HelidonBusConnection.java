@@ -365,17 +365,19 @@ final class HelidonBusConnection implements BusConnection {
 
     private HelidonBusStream register(BusClientStream helidonStream, long slotGrantedNanos) {
         HelidonBusStream stream;
-        boolean malformed;
+        DataVerdict violation;
         lock.lock();
         try {
             stream = new HelidonBusStream(this, helidonStream, helidonStream.streamId(),
                     windows.peerInitialWindow(), slotGrantedNanos);
-            malformed = streams.register(stream);
+            violation = streams.register(stream);
         } finally {
             lock.unlock();
         }
-        if (malformed) {
-            stream.resetMalformedResponse(); // the DATA came while its HEADERS were being written: see InboundEvents
+        if (violation != null) {
+            // the peer sent DATA its stream did not allow while the stream's HEADERS were being written: see
+            // InboundEvents.admitData
+            stream.resetMalformedResponse(violation);
         }
         return stream;
     }

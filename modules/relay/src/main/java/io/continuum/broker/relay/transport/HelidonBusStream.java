@@ -344,12 +344,12 @@ final class HelidonBusStream implements BusStream {
     }
 
     /**
-     * The peer sent DATA before this stream's response HEADERS (RFC 9113 section 8.1): a malformed response, which
-     * section 8.1.1 answers with a stream error, PROTOCOL_ERROR. The frame never reached Helidon (see
-     * {@link InboundFrameSniffer}); every later frame for the stream is ignored, as after {@link #cancel()}.
+     * The peer sent DATA this stream does not allow ({@code verdict}): a stream error, answered with a reset. The
+     * frame never reached Helidon (see {@link InboundFrameSniffer}); every later frame for the stream is ignored, as
+     * after {@link #cancel()}.
      */
-    void resetMalformedResponse() {
-        reset(new MalformedResponseException(id, "DATA before the response HEADERS"), Http2ErrorCodes.PROTOCOL_ERROR);
+    void resetMalformedResponse(DataVerdict verdict) {
+        reset(new MalformedResponseException(id, verdict.violation(), verdict.resetCode()), verdict.resetCode());
     }
 
     /** A reset by this side: {@code cause} is what every later call on the stream throws. */
@@ -427,9 +427,25 @@ final class HelidonBusStream implements BusStream {
         return within;
     }
 
-    /** @return whether DATA from the peer now would precede the response HEADERS (a malformed response) */
-    boolean awaitsResponseHeadLocked() {
-        return !headSeen && !state.terminal();
+    /** @return what becomes of DATA from the peer on this stream now (it is in the connection's table) */
+    DataVerdict dataVerdictLocked() {
+        if (state.terminal()) {
+            return DataVerdict.IGNORE;
+        }
+        if (!headSeen) {
+            return DataVerdict.BEFORE_HEADERS;
+        }
+        return state.remoteOpen() ? DataVerdict.PASS : DataVerdict.AFTER_END_STREAM;
+    }
+
+    @Override
+    public TransportException failure() {
+        lock.lock();
+        try {
+            return failure;
+        } finally {
+            lock.unlock();
+        }
     }
 
     void headersLocked(boolean endStream) {

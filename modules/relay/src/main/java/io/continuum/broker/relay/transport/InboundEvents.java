@@ -87,7 +87,7 @@ final class InboundEvents implements InboundFrameSniffer.Listener {
             if (stream != null) {
                 violation |= !stream.receivedLocked(length, endStream);
             } else if (streams.isOpening(streamId)) {
-                streams.onStream(streamId, s -> s.receivedLocked(length, endStream));
+                streams.dataArrived(streamId, endStream, s -> s.receivedLocked(length, endStream));
             } else {
                 // a stream gone while its frame went by (a cancel): nobody will release these bytes
                 connectionIncrement = connection.creditConnectionLocked(length);
@@ -106,36 +106,36 @@ final class InboundEvents implements InboundFrameSniffer.Listener {
     public void headers(int streamId, boolean endStream) {
         connection.lock.lock();
         try {
-            connection.streamsLocked().headersArrived(streamId, s -> s.headersLocked(endStream));
+            connection.streamsLocked().headersArrived(streamId, endStream, s -> s.headersLocked(endStream));
         } finally {
             connection.lock.unlock();
         }
     }
 
     /**
-     * DATA before a stream's response HEADERS is refused here and the stream reset, so that only that stream ends
-     * (RFC 9113 section 8.1.1), not the connection with every other stream, as Helidon's client would. A stream
-     * still being opened is reset once registered ({@link HelidonBusConnection}). DATA for a stream that is done
-     * is refused and ignored ({@link StreamTable.DataVerdict#IGNORE}).
+     * DATA a stream does not allow (before its response HEADERS, after its END_STREAM) is refused here and the stream
+     * reset, so that only that stream ends (RFC 9113 sections 8.1.1 and 5.1), not the connection with every other
+     * stream, as Helidon's client would. A stream still being opened is reset once registered
+     * ({@link HelidonBusConnection}). DATA for a stream that is done is refused and ignored.
      */
     @Override
     public boolean admitData(int streamId) {
-        StreamTable.DataVerdict verdict;
-        HelidonBusStream malformed = null;
+        DataVerdict verdict;
+        HelidonBusStream violated = null;
         connection.lock.lock();
         try {
             StreamTable streams = connection.streamsLocked();
             verdict = streams.dataVerdict(streamId);
-            if (verdict == StreamTable.DataVerdict.MALFORMED) {
-                malformed = streams.get(streamId);
+            if (verdict.resetsStream()) {
+                violated = streams.get(streamId);
             }
         } finally {
             connection.lock.unlock();
         }
-        if (malformed != null) {
-            malformed.resetMalformedResponse();
+        if (violated != null) {
+            violated.resetMalformedResponse(verdict);
         }
-        return verdict == StreamTable.DataVerdict.PASS;
+        return verdict == DataVerdict.PASS;
     }
 
     @Override

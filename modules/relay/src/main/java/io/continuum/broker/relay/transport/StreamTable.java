@@ -21,14 +21,16 @@ final class StreamTable {
     // the stream being opened (HEADERS being written, not registered yet): what its peer sent so far
     private boolean opening;
     private boolean openingHeadSeen;
-    private boolean openingMalformed;
+    private boolean openingRemoteEnded;
+    private DataVerdict openingViolation;
     private final List<Consumer<HelidonBusStream>> openingEvents = new ArrayList<>();
 
     /** The connection is about to write a new stream's HEADERS; {@link #register} (or a failed open) ends it. */
     void openingStarted() {
         opening = true;
         openingHeadSeen = false;
-        openingMalformed = false;
+        openingRemoteEnded = false;
+        openingViolation = null;
         openingEvents.clear();
     }
 
@@ -40,59 +42,57 @@ final class StreamTable {
     /**
      * Registers the stream being opened and applies the events that arrived for it first.
      *
-     * @return whether the peer sent it DATA before its response HEADERS while it was being opened: the caller
-     *         resets it (see {@link #dataVerdict})
+     * @return the first DATA the peer sent it that its stream does not allow, while it was being opened (the
+     *         caller resets it: see {@link #dataVerdict}), or null
      */
-    boolean register(HelidonBusStream stream) {
+    DataVerdict register(HelidonBusStream stream) {
         int id = stream.idInt();
         boolean early = isOpening(id);
-        boolean malformed = early && openingMalformed;
+        DataVerdict violation = early ? openingViolation : null;
         List<Consumer<HelidonBusStream>> events = early ? List.copyOf(openingEvents) : List.of();
         opening = false;
         openingEvents.clear();
         streams.put(id, stream);
         highestRegistered = Math.max(highestRegistered, id);
         events.forEach(e -> e.accept(stream));
-        return malformed;
+        return violation;
     }
 
-    /** What becomes of an inbound DATA frame, decided before Helidon sees a byte of it. */
-    enum DataVerdict {
-        /** The body of a live stream: Helidon reads it. */
-        PASS,
-        /**
-         * For a stream this side is done with (finished or reset) or never opened: ignored (RFC 9113 section 5.1
-         * lets an endpoint ignore frames on a closed stream) and credited to the connection. Helidon would ignore
-         * most of these too, but not DATA after END_STREAM on a stream its reader has not finished with, which it
-         * takes for a connection error.
-         */
-        IGNORE,
-        /**
-         * Before the stream's response HEADERS: a malformed response (section 8.1), which resets the stream. For
-         * the stream being opened, the verdict is recorded for {@link #register}.
-         */
-        MALFORMED
-    }
-
+    /**
+     * What becomes of a DATA frame on stream {@code id} that starts now. For the stream being opened, a violation
+     * is recorded for {@link #register}, which resets the stream.
+     */
     DataVerdict dataVerdict(int id) {
         HelidonBusStream stream = streams.get(id);
         if (stream != null) {
-            return stream.awaitsResponseHeadLocked() ? DataVerdict.MALFORMED : DataVerdict.PASS;
+            return stream.dataVerdictLocked();
         }
-        if (isOpening(id)) {
-            if (openingHeadSeen) {
-                return DataVerdict.PASS;
-            }
-            openingMalformed = true;
-            return DataVerdict.MALFORMED;
+        if (!isOpening(id)) {
+            return DataVerdict.IGNORE;
         }
-        return DataVerdict.IGNORE;
+        DataVerdict verdict = openingViolation != null ? DataVerdict.IGNORE
+                : !openingHeadSeen ? DataVerdict.BEFORE_HEADERS
+                : openingRemoteEnded ? DataVerdict.AFTER_END_STREAM
+                : DataVerdict.PASS;
+        if (verdict.resetsStream()) {
+            openingViolation = verdict;
+        }
+        return verdict;
     }
 
     /** A complete header block arrived for {@code id}. */
-    void headersArrived(int id, Consumer<HelidonBusStream> event) {
+    void headersArrived(int id, boolean endStream, Consumer<HelidonBusStream> event) {
         if (isOpening(id)) {
             openingHeadSeen = true;
+            openingRemoteEnded |= endStream;
+        }
+        onStream(id, event);
+    }
+
+    /** A DATA frame that passed has ended, for {@code id}. */
+    void dataArrived(int id, boolean endStream, Consumer<HelidonBusStream> event) {
+        if (isOpening(id)) {
+            openingRemoteEnded |= endStream;
         }
         onStream(id, event);
     }

@@ -32,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class MalformedDataStreamResponseTest {
     private static final int PROTOCOL_ERROR = 0x1;
+    private static final int STREAM_CLOSED = 0x5;
 
     @Test
     void dataBeforeTheResponseHeadersClosesThatStreamProtocolErrorAndTheSessionGoesOn() throws Exception {
@@ -73,6 +74,38 @@ class MalformedDataStreamResponseTest {
             publisher.awaitConnection();
             session.await(Frame.StreamOpened.class, f -> f.streamId() == 7, WAIT);
             await(() -> broker.openStreams() == 2, "a new subscribe on the same session opens");
+        }
+    }
+
+    /**
+     * DATA after the router ended its response (END_STREAM), the publisher's side still open: RST_STREAM
+     * STREAM_CLOSED and {@code stream_closed protocol_error}, though the publisher is idle and the stream's
+     * downstream pump had finished.
+     */
+    @Test
+    void dataAfterTheRouterEndedItsResponseClosesThatStreamProtocolError() throws Exception {
+        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
+            EventBroker broker = raw.broker();
+            RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")), FrameCodec.encode(
+                    new Frame.Subscribe(5, new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
+            int stream = session.answerNextDataStream(WAIT);
+            Socket upstream = publisher.awaitConnection();
+            session.await(Frame.StreamOpened.class, f -> f.streamId() == 5, WAIT);
+            session.wire().sendData(stream, new byte[] {4, 2}, true);
+            InputStream fromRouter = upstream.getInputStream();
+            assertArrayEquals(new byte[] {4, 2}, fromRouter.readNBytes(2));
+            assertEquals(-1, fromRouter.read(), "half-closed after the router's END_STREAM");
+
+            session.wire().sendData(stream, "more".getBytes(StandardCharsets.US_ASCII), false);
+
+            Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 5, WAIT);
+            assertEquals(Code.PROTOCOL_ERROR, closed.code());
+            assertEquals(STREAM_CLOSED, resetCode(session, stream), "RST_STREAM STREAM_CLOSED");
+            await(() -> broker.openStreams() == 0, "the stream is gone");
+            assertEquals(0, raw.metrics().get("session_ends_total{reason=connection_lost}"));
+            assertTrue(raw.metrics().connected(), "the session goes on");
         }
     }
 

@@ -4,6 +4,7 @@ import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
 import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
 import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,15 +19,17 @@ import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
 /**
- * RFC 9113 section 8.1: a response is HEADERS, then DATA. A peer that sends a stream's DATA before its response
- * HEADERS has sent a malformed response, which section 8.1.1 answers with a stream error of type PROTOCOL_ERROR.
- * Helidon 4.5.0's client treats it as a connection error (GOAWAY, every stream gone); the transport keeps that
+ * RFC 9113 section 8.1: a response is HEADERS, then DATA, and nothing after its END_STREAM. A peer that sends a
+ * stream's DATA before its response HEADERS has sent a malformed response, which section 8.1.1 answers with a
+ * stream error of type PROTOCOL_ERROR; DATA after END_STREAM is a stream error STREAM_CLOSED (section 5.1).
+ * Helidon 4.5.0's client treats both as connection errors (GOAWAY, every stream gone); the transport keeps that
  * DATA from Helidon, resets only that stream, and the connection and its other streams go on.
  */
 class MalformedResponseTest {
     private static final int MALFORMED = 1;
     private static final int OTHER = 3;
     private static final int PROTOCOL_ERROR = 0x1;
+    private static final int STREAM_CLOSED = 0x5;
 
     @Test
     void dataBeforeTheResponseHeadersResetsThatStreamWithProtocolErrorAndNothingElse() throws Exception {
@@ -98,6 +101,45 @@ class MalformedResponseTest {
             BusStream other = connection.open(dataStream(2), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
             assertOtherStreamWorks(wire, other);
+            assertTrue(connection.isOpen());
+            assertEquals(0, h.connectionBytesUncredited());
+            assertEquals(0, h.streamsInUse());
+        }
+    }
+
+    /**
+     * RFC 9113 section 5.1: DATA on a half-closed (remote) stream, after the response's END_STREAM while the request
+     * is still open, is a stream error STREAM_CLOSED. Helidon would end the connection.
+     */
+    @Test
+    void dataAfterTheResponsesEndStreamResetsThatStreamWithStreamClosed() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+            HelidonBusConnection h = (HelidonBusConnection) connection;
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream ended = connection.open(dataStream(1), WAIT);
+            BusStream other = connection.open(dataStream(2), WAIT);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
+            wire.sendStatus200(MALFORMED, false);
+            assertEquals(200, ended.awaitResponseHead(WAIT).status());
+            byte[] body = "the whole body".getBytes(StandardCharsets.US_ASCII);
+            wire.sendData(MALFORMED, body, true);
+            assertEquals(body.length, ended.read().remaining());
+            ended.release(body.length);
+            assertEquals(null, ended.read(), "the response ended; the request goes on");
+
+            wire.sendData(MALFORMED, new byte[400], false);
+
+            assertTrue(ended.awaitClosed(WAIT), "the stream is reset");
+            MalformedResponseException failure = assertInstanceOf(MalformedResponseException.class, ended.failure());
+            assertTrue(failure.getMessage().contains("DATA after the response's END_STREAM; reset STREAM_CLOSED"),
+                    failure.getMessage());
+            RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
+            assertEquals(MALFORMED, rst.streamId());
+            assertEquals(STREAM_CLOSED, ByteBuffer.wrap(rst.payload()).getInt(), "RST_STREAM STREAM_CLOSED");
+            assertThrows(MalformedResponseException.class, () -> ended.write(ByteBuffer.wrap(new byte[] {1})));
+            assertOtherStreamWorks(wire, other);
+            assertTrue(h.ping(WAIT));
             assertTrue(connection.isOpen());
             assertEquals(0, h.connectionBytesUncredited());
             assertEquals(0, h.streamsInUse());
