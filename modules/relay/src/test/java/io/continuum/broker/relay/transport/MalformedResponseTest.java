@@ -30,6 +30,7 @@ class MalformedResponseTest {
     private static final int OTHER = 3;
     private static final int PROTOCOL_ERROR = 0x1;
     private static final int STREAM_CLOSED = 0x5;
+    private static final byte[] BODY = "the whole body".getBytes(StandardCharsets.US_ASCII);
 
     @Test
     void dataBeforeTheResponseHeadersResetsThatStreamWithProtocolErrorAndNothingElse() throws Exception {
@@ -46,21 +47,14 @@ class MalformedResponseTest {
             MalformedResponseException thrown = assertThrows(MalformedResponseException.class,
                     () -> malformed.awaitResponseHead(WAIT));
             assertTrue(thrown.getMessage().contains("DATA before the response HEADERS"), thrown.getMessage());
-            RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
-            assertEquals(MALFORMED, rst.streamId());
-            assertEquals(PROTOCOL_ERROR, ByteBuffer.wrap(rst.payload()).getInt(), "RST_STREAM PROTOCOL_ERROR");
+            assertEquals(PROTOCOL_ERROR, resetCode(wire, MALFORMED), "RST_STREAM PROTOCOL_ERROR");
             assertThrows(MalformedResponseException.class, () -> malformed.write(ByteBuffer.wrap(new byte[] {1})),
                     "every later call on the stream says why it ended");
 
             // what the peer sends for it later, not having seen the reset yet, is ignored like any late frame
             wire.sendStatus200(MALFORMED, false);
             wire.sendData(MALFORMED, new byte[300], true);
-            assertOtherStreamWorks(wire, other);
-            assertTrue(h.ping(WAIT), "the connection still answers");
-            assertTrue(connection.isOpen());
-            assertEquals(0, h.connectionBytesUncredited(),
-                    "the dropped DATA, and the late DATA, are credited back to the connection window");
-            assertEquals(0, h.streamsInUse());
+            assertOnlyThatStreamEnded(h, wire, other);
         }
     }
 
@@ -94,16 +88,11 @@ class MalformedResponseTest {
             BusStream malformed = connection.open(dataStream(1), WAIT);
             assertTrue(hookRan.get(), "the DATA arrived between the HEADERS write and the registration");
             assertThrows(MalformedResponseException.class, () -> malformed.awaitResponseHead(WAIT));
-            RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
-            assertEquals(MALFORMED, rst.streamId());
-            assertEquals(PROTOCOL_ERROR, ByteBuffer.wrap(rst.payload()).getInt());
+            assertEquals(PROTOCOL_ERROR, resetCode(wire, MALFORMED), "RST_STREAM PROTOCOL_ERROR");
 
             BusStream other = connection.open(dataStream(2), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
-            assertOtherStreamWorks(wire, other);
-            assertTrue(connection.isOpen());
-            assertEquals(0, h.connectionBytesUncredited());
-            assertEquals(0, h.streamsInUse());
+            assertOnlyThatStreamEnded(h, wire, other);
         }
     }
 
@@ -120,12 +109,9 @@ class MalformedResponseTest {
             BusStream ended = connection.open(dataStream(1), WAIT);
             BusStream other = connection.open(dataStream(2), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
-            wire.sendStatus200(MALFORMED, false);
-            assertEquals(200, ended.awaitResponseHead(WAIT).status());
-            byte[] body = "the whole body".getBytes(StandardCharsets.US_ASCII);
-            wire.sendData(MALFORMED, body, true);
-            assertEquals(body.length, ended.read().remaining());
-            ended.release(body.length);
+            answerWholly(wire, ended);
+            assertEquals(BODY.length, ended.read().remaining());
+            ended.release(BODY.length);
             assertEquals(null, ended.read(), "the response ended; the request goes on");
 
             wire.sendData(MALFORMED, new byte[400], false);
@@ -134,15 +120,9 @@ class MalformedResponseTest {
             MalformedResponseException failure = assertInstanceOf(MalformedResponseException.class, ended.failure());
             assertTrue(failure.getMessage().contains("DATA after the response's END_STREAM; reset STREAM_CLOSED"),
                     failure.getMessage());
-            RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
-            assertEquals(MALFORMED, rst.streamId());
-            assertEquals(STREAM_CLOSED, ByteBuffer.wrap(rst.payload()).getInt(), "RST_STREAM STREAM_CLOSED");
+            assertEquals(STREAM_CLOSED, resetCode(wire, MALFORMED), "RST_STREAM STREAM_CLOSED");
             assertThrows(MalformedResponseException.class, () -> ended.write(ByteBuffer.wrap(new byte[] {1})));
-            assertOtherStreamWorks(wire, other);
-            assertTrue(h.ping(WAIT));
-            assertTrue(connection.isOpen());
-            assertEquals(0, h.connectionBytesUncredited());
-            assertEquals(0, h.streamsInUse());
+            assertOnlyThatStreamEnded(h, wire, other);
         }
     }
 
@@ -160,11 +140,8 @@ class MalformedResponseTest {
             BusStream finished = connection.open(dataStream(1), WAIT);
             BusStream other = connection.open(dataStream(2), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == OTHER, WAIT);
-            wire.sendStatus200(MALFORMED, false);
-            assertEquals(200, finished.awaitResponseHead(WAIT).status());
             finished.endRequest();
-            byte[] body = "the whole body".getBytes(StandardCharsets.US_ASCII);
-            wire.sendData(MALFORMED, body, true);
+            answerWholly(wire, finished);
             assertTrue(finished.awaitClosed(WAIT), "both sides ended");
 
             wire.sendData(MALFORMED, new byte[400], false);
@@ -173,12 +150,10 @@ class MalformedResponseTest {
             assertTrue(connection.isOpen(), "DATA on a closed stream must not end the connection");
 
             ByteBuffer chunk = finished.read();
-            assertEquals(body.length, chunk.remaining(), "the body before the end is intact");
-            finished.release(body.length);
+            assertEquals(BODY.length, chunk.remaining(), "the body before the end is intact");
+            finished.release(BODY.length);
             assertEquals(null, finished.read());
-            assertOtherStreamWorks(wire, other);
-            assertEquals(0, h.connectionBytesUncredited(), "the ignored DATA is credited back to the connection");
-            assertEquals(0, h.streamsInUse());
+            assertOnlyThatStreamEnded(h, wire, other);
         }
     }
 
@@ -198,6 +173,32 @@ class MalformedResponseTest {
             assertEquals(body.length, chunk.remaining());
             assertTrue(connection.isOpen());
         }
+    }
+
+    /** The peer answers the stream 200 and its whole body, {@link #BODY}, with END_STREAM. */
+    private static void answerWholly(RawH2Peer.Connection wire, BusStream stream) throws Exception {
+        wire.sendStatus200(MALFORMED, false);
+        assertEquals(200, stream.awaitResponseHead(WAIT).status());
+        wire.sendData(MALFORMED, BODY, true);
+    }
+
+    private static int resetCode(RawH2Peer.Connection wire, int streamId) throws Exception {
+        return ByteBuffer.wrap(wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM && f.streamId() == streamId,
+                WAIT).payload()).getInt();
+    }
+
+    /**
+     * The stream the peer broke the rules on is gone, and nothing else is: the connection answers, the other
+     * stream works both ways, every DATA byte (dropped, ignored or read) is credited back to the connection window,
+     * and no stream slot is left in use.
+     */
+    private static void assertOnlyThatStreamEnded(HelidonBusConnection h, RawH2Peer.Connection wire, BusStream other)
+            throws Exception {
+        assertOtherStreamWorks(wire, other);
+        assertTrue(h.ping(WAIT), "the connection still answers");
+        assertTrue(h.isOpen());
+        assertEquals(0, h.connectionBytesUncredited(), "every DATA byte is credited back to the connection window");
+        assertEquals(0, h.streamsInUse());
     }
 
     private static void assertOtherStreamWorks(RawH2Peer.Connection wire, BusStream other) throws Exception {
