@@ -120,13 +120,13 @@ class StreamAnswerOrderTest {
     }
 
     /**
-     * Section 6, publisher EOF: END_STREAM, then, as the router has not ended its response, a reset that only
-     * releases the stream, both before {@code stream_closed upstream_closed}. With the router's
-     * MAX_CONCURRENT_STREAMS at 2 (the session and one data stream) and {@code max_streams: 1}, a subscribe sent on
-     * reading that close is opened, not refused {@code too_many_streams} after the 5 s slot wait.
+     * Section 6, publisher EOF, against a router that never ends its response: END_STREAM, then
+     * {@code stream_closed upstream_closed} at once (the stream has left the table: a subscribe at
+     * {@code max_streams} right after it opens), then, once the grace has passed, the reset that frees the HTTP/2
+     * slot (the router allows one data stream), and only then the next stream's HEADERS.
      */
     @Test
-    void aStreamClosedUpstreamClosedGivesBackItsSlotBeforeTheCloseIsSent() throws Exception {
+    void publisherEofIsReportedAtOnceAndTheSlotFreesAfterTheGrace() throws Exception {
         RawH2Peer peer = peer(Map.of(0x3, 2L));
         ServerSocket a = publisher();
         startBroker(peer);
@@ -139,16 +139,85 @@ class StreamAnswerOrderTest {
 
         Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
         assertEquals(Code.UPSTREAM_CLOSED, closed.code());
+        assertTrue(broker.status().openStreams().isEmpty(), "out of open_streams when the close was sent");
+        assertEquals(1, metrics.get("stream_closes_total{code=upstream_closed}"));
         router.subscribe(11, NAMESPACE, "127.0.0.1", a.getLocalPort());
         Frame answer = router.await(Frame.class, f -> answerFor(f, 11), WAIT);
-        assertInstanceOf(Frame.StreamOpened.class, answer, "the slot was free when the close said so: " + answer);
+        assertInstanceOf(Frame.StreamOpened.class, answer, "the stream left max_streams with its close: " + answer);
 
         assertEquals(3, router.stream(3).bytes().length, "the request body was complete");
-        List<String> events = router.dataStreamEvents();
-        assertTrue(events.indexOf("END_STREAM 3") >= 0
-                        && events.indexOf("END_STREAM 3") < events.indexOf("RST_STREAM 3")
-                        && events.indexOf("RST_STREAM 3") < events.indexOf("HEADERS 5"),
-                "END_STREAM, then the releasing reset, then the next stream: " + events);
+        assertEquals(List.of("HEADERS 3", "stream_opened 9", "END_STREAM 3", "stream_closed 9", "RST_STREAM 3",
+                        "HEADERS 5", "stream_opened 11"), router.wireEvents(),
+                "END_STREAM, stream_closed without waiting for the router, the releasing reset, the next stream");
+    }
+
+    /** Section 6: a router that ends its response once it read END_STREAM frees the stream; no reset follows. */
+    @Test
+    void aRouterThatEndsItsResponseAfterEndStreamGetsNoReset() throws Exception {
+        RawH2Peer peer = peer(Map.of(0x3, 2L));
+        ServerSocket a = publisher();
+        startBroker(peer);
+        RawBusRouter router = router(peer, 1);
+        subscribeOpened(router, 9, a);
+        Socket up = accept(a);
+        router.wire().sendStatus200(3, false);
+        up.close();
+        router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+        await(() -> router.stream(3).requestEnded(), "END_STREAM on the data stream");
+        router.wire().sendData(3, new byte[0], true);
+        router.subscribe(11, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.await(Frame.StreamOpened.class, f -> f.streamId() == 11, WAIT);
+        assertEquals(List.of("HEADERS 3", "stream_opened 9", "END_STREAM 3", "stream_closed 9", "HEADERS 5",
+                "stream_opened 11"), router.wireEvents(), "both sides ended stream 3: nothing to reset");
+    }
+
+    /**
+     * Section 6, publisher EOF, against a router that does not read the stream (its window stays shut): the flush of
+     * what is queued stops once nothing could be written for a while, and the router still gets the reset and
+     * {@code stream_closed upstream_closed}, in that order.
+     */
+    @Test
+    void aFlushTheRouterNeverReadsEndsTheStreamUpstreamClosedAnyway() throws Exception {
+        RawH2Peer peer = peer(Map.of());
+        ServerSocket a = publisher();
+        startBroker(peer);
+        RawBusRouter router = router(peer, 8, RawBusRouter.Windows.OPEN_SESSION_ONLY);
+        subscribeOpened(router, 9, a);
+        Socket up = accept(a);
+        router.wire().sendStatus200(3, false);
+        up.getOutputStream().write(new byte[200_000]); // the stream window takes 65,535 of it
+        up.close();
+
+        Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
+        assertEquals(Code.UPSTREAM_CLOSED, closed.code());
+        assertEquals(List.of("HEADERS 3", "stream_opened 9", "RST_STREAM 3", "stream_closed 9"), router.wireEvents(),
+                "the abandoned flush resets the stream, then reports the publisher's end");
+        assertEquals(65_535, router.stream(3).bytes().length, "what the window allowed, in order");
+    }
+
+    /**
+     * Section 4 item 5 with section 6: a publisher that closes while the session drains ends its stream at once, and
+     * the drain ends as soon as the last stream is gone: the session's END_STREAM follows {@code stream_closed}, not
+     * the data stream's reset grace nor the drain's minute-long deadline.
+     */
+    @Test
+    void aPublisherEndDuringADrainEndsTheDrainWithItsLastStream() throws Exception {
+        RawH2Peer peer = peer(Map.of());
+        ServerSocket a = publisher();
+        startBroker(peer);
+        RawBusRouter router = router(peer, 8);
+        subscribeOpened(router, 9, a);
+        Socket up = accept(a);
+        router.wire().sendStatus200(3, false); // never ended
+        router.send(new Frame.Drain("maintenance", OptionalLong.of(60_000)));
+        await(() -> broker.status().state() == io.continuum.broker.relay.api.SessionState.DRAINING,
+                "the broker draining");
+        up.close();
+
+        assertTrue(router.awaitSessionRequestEnd(WAIT), "the drain ended with its last stream");
+        List<String> events = router.wireEvents();
+        assertEquals(List.of("HEADERS 3", "stream_opened 9", "END_STREAM 3", "stream_closed 9", "END_STREAM 1"),
+                events.subList(0, Math.min(events.size(), 5)), "no wait on the router's end of stream 3: " + events);
     }
 
     /** Section 5: on reading {@code stream_refused} the router may reuse the id at once. */
@@ -355,9 +424,13 @@ class StreamAnswerOrderTest {
     }
 
     private RawBusRouter router(RawH2Peer peer, long maxStreams) throws Exception {
+        return router(peer, maxStreams, RawBusRouter.Windows.GRANT_AS_READ);
+    }
+
+    private RawBusRouter router(RawH2Peer peer, long maxStreams, RawBusRouter.Windows windows) throws Exception {
         RawBusRouter router = RawBusRouter.acceptSession(peer, WAIT, new Frame.Welcome(1, "raw-session",
                 OptionalLong.empty(), OptionalLong.empty(), OptionalLong.of(maxStreams), OptionalLong.empty(),
-                OptionalLong.empty()), RawBusRouter.Windows.GRANT_AS_READ);
+                OptionalLong.empty()), windows);
         closeables.add(router);
         return router;
     }

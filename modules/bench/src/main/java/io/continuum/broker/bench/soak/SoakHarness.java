@@ -186,8 +186,8 @@ public final class SoakHarness {
                 }
                 awaitMetric(metrics, "continuum_event_broker_open_streams", 0, Duration.ofSeconds(60));
                 awaitMetric(metrics, "continuum_event_broker_session_connected", 1, Duration.ofSeconds(60));
-                // Streams end at once, but a stream that ended with upstream_closed lingers up to 10 s for the
-                // router to finish its side (docs/protocol.md); give the process that long to settle.
+                // Streams end at once, but a stream that ended with upstream_closed keeps its HTTP/2 stream up to
+                // 1 s for the router to finish its side (docs/protocol.md 8.1); give the process time to settle.
                 Sample quiet = null;
                 long settle = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 do {

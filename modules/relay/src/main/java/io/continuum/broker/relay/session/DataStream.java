@@ -10,7 +10,6 @@ import java.util.concurrent.locks.ReentrantLock;
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.protocol.Code;
-import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.DialTarget;
@@ -35,7 +34,7 @@ import io.continuum.broker.relay.transport.TransportException;
  * virtual): the opener (checks, dial, HEADERS), then the three of {@link StreamPumps}. The stream asks its session
  * only what {@link StreamContext} offers.
  */
-final class DataStream {
+final class DataStream implements StreamPumps.Closer {
     private static final EventLog LOG = EventLog.of(DataStream.class);
 
     enum State { OPENING, COMMITTED, OPEN, CLOSED }
@@ -141,7 +140,7 @@ final class DataStream {
         }
         stream = s;
         pumps = new StreamPumps(streamId, socket, context.publisherReads(), s, context.newQueue(), context.metrics(),
-                context.responseHeadTimeout(), () -> state.get() == State.OPEN, this::close);
+                context.responseHeadTimeout(), () -> state.get() == State.OPEN, this);
         // HEADERS are on the connection: only now is stream_opened sent (section 5).
         if (!state.compareAndSet(State.COMMITTED, State.OPEN)) {
             finishAbortedAfterCommit(s);
@@ -329,20 +328,31 @@ final class DataStream {
      * Ends an open stream once: resets the HTTP/2 stream, closes the socket, and reports
      * {@code stream_closed} with {@code code} unless it is null.
      */
-    private boolean close(Code code) {
+    @Override
+    public boolean close(Code code) {
+        return close(code, true);
+    }
+
+    /**
+     * Ends an open stream whose request body has ended (publisher EOF): as {@link #close(Code)}, but the HTTP/2
+     * stream is left for the router to end, within the pumps' grace (section 6 and docs/protocol.md 8.1).
+     */
+    @Override
+    public boolean closeEnded(Code code) {
+        return close(code, false);
+    }
+
+    private boolean close(Code code, boolean reset) {
         if (!state.compareAndSet(State.OPEN, State.CLOSED)) {
             return false;
         }
         closeQueue();
         BusStream s = stream;
-        if (s != null) {
-            // After END_STREAM (upstream_closed) too, when the router has not ended its response: the reset then
-            // only releases the stream, and the slot is free before stream_closed says the stream is gone.
+        if (s != null && reset) {
             s.cancel();
         }
         closeSocket();
         if (code != null) {
-            context.metrics().streamClosed(code);
             if (code == Code.BUFFER_OVERFLOW) {
                 context.metrics().overflowClose();
             }
@@ -367,7 +377,7 @@ final class DataStream {
 
     private void sendClosed(Code code) {
         if (code != null) {
-            context.send(new Frame.StreamClosed(streamId, code));
+            context.closed(streamId, code);
         }
     }
 

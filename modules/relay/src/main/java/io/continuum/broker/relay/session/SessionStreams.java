@@ -153,8 +153,9 @@ final class SessionStreams implements StreamContext {
     }
 
     @Override
-    public void send(Frame.ClientFrame frame) {
-        writer.send(frame);
+    public void closed(long streamId, Code code) {
+        // Counted as it is written, so a router that reads the close sees the count too.
+        writer.send(new Frame.StreamClosed(streamId, code), () -> metrics.streamClosed(code));
     }
 
     @Override

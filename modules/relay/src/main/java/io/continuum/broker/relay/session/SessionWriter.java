@@ -58,6 +58,14 @@ final class SessionWriter {
 
     /** Writes one frame, unless the session ended; a failed write is the connection's end, noticed elsewhere. */
     void send(Frame.ClientFrame frame) {
+        send(frame, null);
+    }
+
+    /**
+     * As {@link #send(Frame.ClientFrame)}; {@code written}, when not null, runs right before the frame is written,
+     * and only if it is (not once the session ended): what counts a frame counts only frames the router is sent.
+     */
+    void send(Frame.ClientFrame frame, Runnable written) {
         BusStream s = stream;
         if (s == null || life.ended()) {
             return;
@@ -65,6 +73,12 @@ final class SessionWriter {
         byte[] bytes = FrameCodec.encode(frame);
         lock.lock();
         try {
+            if (life.ended()) {
+                return;
+            }
+            if (written != null) {
+                written.run();
+            }
             s.write(ByteBuffer.wrap(bytes));
         } catch (TransportException e) {
             LOG.debug("frame_write_failed").field("type", frame.type()).cause(e).log();

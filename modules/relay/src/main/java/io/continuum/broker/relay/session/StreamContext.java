@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
 import io.continuum.broker.protocol.Code;
-import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.TransportException;
@@ -40,8 +39,11 @@ interface StreamContext {
 
     RelayMetrics metrics();
 
-    /** Writes a frame on the session stream (dropped once the session ended). */
-    void send(Frame.ClientFrame frame);
+    /**
+     * The one call of a {@code stream_closed}: written on the session stream and counted, unless the session ended
+     * (then the frame is dropped and not counted: {@code stream_closes_total} counts frames the router is sent).
+     */
+    void closed(long streamId, Code code);
 
     /**
      * The stream is open: counted, shown on the status page, and {@code stream_opened} sent. Called once the

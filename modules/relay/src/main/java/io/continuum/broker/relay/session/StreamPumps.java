@@ -37,11 +37,31 @@ final class StreamPumps implements PublisherReads.Sink {
     static final int MIN_READ_BYTES = 2 * 1024;
     /** How long one wait for a half-closed stream's end lasts before the next; any length is right. */
     private static final Duration WATCH_SLICE = Duration.ofHours(1);
+    /**
+     * After publisher EOF and END_STREAM, how long the router has to end its response before the broker resets the
+     * HTTP/2 stream (RST_STREAM CANCEL) to free its slot. {@code stream_closed} does not wait for it. One second: a
+     * router that reads its request body promptly sees END_STREAM and answers with its own within one round trip
+     * (a few hundred milliseconds across continents), and HTTP/2 servers may drop request DATA their application
+     * has not read yet when RST_STREAM arrives; a subscribe waiting for the slot meanwhile has 5 s (check 11).
+     */
+    static final Duration END_GRACE = Duration.ofSeconds(1);
+    /**
+     * After publisher EOF, how long the flush of what is queued may go without writing a byte (the router's windows
+     * shut) before the broker stops waiting: it resets the stream and reports {@code upstream_closed} anyway, so a
+     * router that reads nothing still learns of the end within a second. A router that keeps reading gets it all.
+     */
+    static final Duration FLUSH_STALL = Duration.ofSeconds(1);
 
-    /** Ends the stream once; {@code code} null closes it without a {@code stream_closed}. */
-    @FunctionalInterface
+    /** How the stream ends; the closing itself is the stream's ({@link DataStream}). */
     interface Closer {
+        /** Ends the stream once, resetting its HTTP/2 stream; {@code code} null closes it without a {@code stream_closed}. */
         boolean close(Code code);
+
+        /**
+         * Ends the stream once after its request body ended (END_STREAM written): reports {@code code} at once and
+         * leaves the HTTP/2 stream open for the router's end; the caller releases it ({@link #END_GRACE}).
+         */
+        boolean closeEnded(Code code);
     }
 
     private final long streamId;
@@ -60,6 +80,8 @@ final class StreamPumps implements PublisherReads.Sink {
     private volatile boolean publisherWriteFailed;
     /** Set before the request body's END_STREAM is written (publisher EOF). */
     private volatile boolean requestEnded;
+    /** Set when the flush after EOF stalled for {@link #FLUSH_STALL}, before the stream is closed for it. */
+    private volatile boolean flushAbandoned;
     // the reader's state: only the readiness loop's thread touches these
     private final int readBytes;
     private final long nearBudgetBytes;
@@ -176,7 +198,41 @@ final class StreamPumps implements PublisherReads.Sink {
             LOG.debug("publisher_read_failed").field("stream_id", streamId).cause(failure).log();
         }
         // EOF or socket error: flush what is queued, end the request body, report upstream_closed.
+        publisherEnded();
+    }
+
+    /** The publisher's bytes are complete (EOF or socket error): the flush begins, bounded by {@link #FLUSH_STALL}. */
+    private void publisherEnded() {
         queue.end();
+        if (queue.usedBytes() > 0 && open.getAsBoolean()) {
+            Thread.ofVirtual().name("stream-" + streamId + "-flush-watch").start(this::watchFlush);
+        }
+    }
+
+    /**
+     * Bounds the flush after EOF: while the upstream writer has not ended the request body, each {@link #FLUSH_STALL}
+     * must see bytes written to the router; when one sees none, the stream is reset and reported
+     * {@code upstream_closed} (the router was not reading; what it had not taken is dropped). The watchdog closes
+     * the stream itself: the reset must be on the wire before the report, which a close on this thread ensures.
+     */
+    private void watchFlush() {
+        long seen = -1;
+        while (!requestEnded && open.getAsBoolean()) {
+            long written = bytesToRouter.get();
+            if (written == seen) {
+                flushAbandoned = true;
+                LOG.info("stream_flush_abandoned").field("stream_id", streamId)
+                        .field("stalled_ms", FLUSH_STALL.toMillis()).field("queued_bytes", queue.usedBytes()).log();
+                closer.close(Code.UPSTREAM_CLOSED); // the reset, then the report; the blocked write fails quietly
+                return;
+            }
+            seen = written;
+            try {
+                Thread.sleep(FLUSH_STALL);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     /** Publisher to router, part 2: hand queued chunks to the HTTP/2 stream in order. */
@@ -203,17 +259,18 @@ final class StreamPumps implements PublisherReads.Sink {
             }
             requestEnded = true;
             s.endRequest();
-            // Section 6, publisher EOF. The request body is complete; a router ends its response once it has read
-            // the body up to END_STREAM. That end is awaited (bounded) before any reset, because HTTP/2 servers
-            // may drop request DATA their application has not read yet when RST_STREAM arrives (Helidon 4.5.0's
-            // does). Meanwhile the stream keeps its place in the table and its HTTP/2 slot, so stream_closed is
-            // only sent once both are free.
-            s.awaitClosed(responseHead);
-            closer.close(Code.UPSTREAM_CLOSED);
+            // Section 6, publisher EOF: the request body ended, the stream closes and stream_closed upstream_closed
+            // goes out now, in that order, with no wait on the router (it leaves the table and max_streams here).
+            closer.closeEnded(Code.UPSTREAM_CLOSED);
+            // The HTTP/2 stream keeps its slot until the router ends its response, or END_GRACE passes and the
+            // reset frees it (docs/protocol.md 8.1); the bytes reached the wire before END_STREAM either way.
+            if (!s.awaitClosed(END_GRACE)) {
+                s.cancel();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (TransportException e) {
-            // Reset by the router, or the connection died: the downstream pump decides what to report.
+            // Reset by the router, by the flush watchdog, or the connection died: closeAfter decides what to report.
             LOG.debug("stream_write_failed").field("stream_id", streamId).cause(e).log();
             closeAfter(e);
         }
@@ -245,6 +302,9 @@ final class StreamPumps implements PublisherReads.Sink {
             while (true) {
                 ByteBuffer chunk = s.read();
                 if (chunk == null) {
+                    if (requestEnded || !open.getAsBoolean()) {
+                        return; // the router's end after the publisher's: the stream has closed both ways
+                    }
                     // Router ended its body: half-close toward the publisher, keep relaying the other way.
                     socket.shutdownOutput();
                     watchUntilClosed(s);
@@ -269,8 +329,8 @@ final class StreamPumps implements PublisherReads.Sink {
             publisherWriteFailed = true;
             if (open.getAsBoolean()) {
                 LOG.debug("publisher_write_failed").field("stream_id", streamId).cause(e).log();
+                publisherEnded();
             }
-            queue.end();
         }
     }
 
@@ -301,6 +361,10 @@ final class StreamPumps implements PublisherReads.Sink {
      * failure first, so both close through here.
      */
     private void closeAfter(TransportException failure) {
+        if (flushAbandoned) {
+            closer.close(Code.UPSTREAM_CLOSED); // the publisher ended; the reset was the flush watchdog's
+            return;
+        }
         boolean malformed = failure instanceof MalformedResponseException;
         if (closer.close(malformed ? Code.PROTOCOL_ERROR : null) && malformed) {
             LOG.warn("data_stream_malformed").field("stream_id", streamId).field("detail", failure.getMessage()).log();

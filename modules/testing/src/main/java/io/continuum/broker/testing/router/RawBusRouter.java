@@ -102,6 +102,7 @@ public final class RawBusRouter implements AutoCloseable {
     private final Map<Integer, StreamSeen> streams = new ConcurrentHashMap<>();
     private final Map<Integer, Long> busIds = new ConcurrentHashMap<>();
     private final List<String> dataStreamEvents = new CopyOnWriteArrayList<>();
+    private final List<String> wireEvents = new CopyOnWriteArrayList<>();
     private final CountDownLatch sessionRequestEnded = new CountDownLatch(1);
     private volatile Runnable onSessionRequestEnd;
     private volatile Exception pumpFailure;
@@ -264,6 +265,15 @@ public final class RawBusRouter implements AutoCloseable {
         return List.copyOf(dataStreamEvents);
     }
 
+    /**
+     * @return {@link #dataStreamEvents()} with the session stream's stream answers among them, all in wire order,
+     *         e.g. {@code "END_STREAM 3"}, {@code "stream_closed 9"}, {@code "RST_STREAM 3"}, and the session request's
+     *         end, {@code "END_STREAM 1"}
+     */
+    public List<String> wireEvents() {
+        return List.copyOf(wireEvents);
+    }
+
     /** @return what the router saw of the data stream with this HTTP/2 id (empty until its first frame) */
     public StreamSeen stream(int http2StreamId) {
         return streams.computeIfAbsent(http2StreamId, k -> new StreamSeen());
@@ -320,6 +330,7 @@ public final class RawBusRouter implements AutoCloseable {
                 }
                 rawFrames.add(f);
                 if (f.streamId() == SESSION_STREAM && f.endStream()) {
+                    wireEvents.add("END_STREAM " + SESSION_STREAM);
                     sessionRequestEnded.countDown();
                     Runnable r = onSessionRequestEnd;
                     if (r != null) {
@@ -340,6 +351,12 @@ public final class RawBusRouter implements AutoCloseable {
         if (f.type() == RawH2Peer.Frame.DATA && f.payload().length > 0) {
             for (Frame frame : decoder.decode(ByteBuffer.wrap(f.payload()))) {
                 busFrames.add(frame);
+                switch (frame) {
+                    case Frame.StreamOpened o -> wireEvents.add("stream_opened " + o.streamId());
+                    case Frame.StreamRefused r -> wireEvents.add("stream_refused " + r.streamId());
+                    case Frame.StreamClosed c -> wireEvents.add("stream_closed " + c.streamId());
+                    default -> { }
+                }
                 unawaited.add(frame);
             }
         } else if (f.type() == RawH2Peer.Frame.HEADERS) {
@@ -353,6 +370,7 @@ public final class RawBusRouter implements AutoCloseable {
         switch (f.type()) {
             case RawH2Peer.Frame.HEADERS -> {
                 dataStreamEvents.add("HEADERS " + id);
+                wireEvents.add("HEADERS " + id);
                 for (HpackInspector.Field field : hpack.decode(f.payload())) {
                     if (field.name().equals(":path") && field.value().startsWith(STREAM_PATH)) {
                         busIds.put(id, Long.parseLong(field.value().substring(STREAM_PATH.length())));
@@ -363,6 +381,7 @@ public final class RawBusRouter implements AutoCloseable {
             case RawH2Peer.Frame.DATA -> s.append(f.payload());
             case RawH2Peer.Frame.RST_STREAM -> {
                 dataStreamEvents.add("RST_STREAM " + id);
+                wireEvents.add("RST_STREAM " + id);
                 s.reset = true;
             }
             default -> {
@@ -371,6 +390,7 @@ public final class RawBusRouter implements AutoCloseable {
         if (f.endStream() && f.type() != RawH2Peer.Frame.RST_STREAM) {
             if (f.type() != RawH2Peer.Frame.HEADERS) {
                 dataStreamEvents.add("END_STREAM " + id);
+                wireEvents.add("END_STREAM " + id);
             }
             s.requestEnded = true;
         }
