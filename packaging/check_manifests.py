@@ -19,8 +19,11 @@ Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
 - distinct client_ids (HA = distinct identities), N of them with --identities;
 - every watch namespace of every identity has a Role bound to that identity's ServiceAccount;
 - a NetworkPolicy selects every broker Pod, restricts Egress, and every egress rule names its
-  peers (no allow-all rule) except the port-only API server rule (443/6443 only); DNS only on
-  port 53, node-local DNS (169.254.20.10) covered; ingress only from named peers (the monitoring
+  peers (no allow-all rule) except the port-only API server rule (443/6443 only); DNS Pods on a
+  DNS port (53, or OpenShift's 5353 / dns / dns-tcp), node-local DNS (169.254.20.10) covered when
+  DNS is on 53; the publishers reached by a selector peer covering every watched namespace and
+  nothing beyond them (Cilium never matches its own Pods by CIDR), named by
+  kubernetes.io/metadata.name; the router's port (from bus_url) open to an ipBlock; ingress only from named peers (the monitoring
   Pods), never from everywhere; no peer selector carries the broker's own labels (what
   Kustomize's includeSelectors does to a DNS or monitoring peer);
 - placement, computed from the rendered Pods: with two or more identities in a namespace, every
@@ -39,6 +42,7 @@ import ipaddress
 import json
 import re
 import sys
+import urllib.parse
 
 import yaml
 
@@ -46,9 +50,12 @@ ALLOWED_VERBS = {"get", "list", "watch"}
 REQUIRED_KINDS = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service", "NetworkPolicy"]
 CONFIG_PATH = "/etc/continuum-event-broker/config.yaml"
 API_SERVER_PORTS = {443, 6443}
+# DNS: kube-dns/CoreDNS on 53; OpenShift's DNS Pods (openshift-dns) on 5353, named dns / dns-tcp.
+DNS_PORTS = {53, 5353, "dns", "dns-tcp"}
+METADATA_NAME = "kubernetes.io/metadata.name"
 NODE_LOCAL_DNS = "169.254.20.10"
 HOSTNAME = "kubernetes.io/hostname"
-OPTIONAL_KINDS = {"PrometheusRule", "ServiceMonitor", "PodMonitor"}
+OPTIONAL_KINDS = {"PrometheusRule", "ServiceMonitor", "PodMonitor", "CiliumNetworkPolicy"}
 
 
 def compact(obj):
@@ -75,6 +82,27 @@ def selector_matches(selector, labels):
         if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
             return False
     return True
+
+
+def peer_namespaces(peer, own_ns):
+    """The namespaces a NetworkPolicy selector peer reaches: a set, or None when it is not bounded by names.
+
+    {podSelector: ...} alone is the policy's own namespace; a namespaceSelector must name namespaces by
+    kubernetes.io/metadata.name (matchLabels, or matchExpressions In), nothing else."""
+    if "namespaceSelector" not in peer:
+        return {own_ns}
+    sel = peer.get("namespaceSelector") or {}
+    names = None
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if k != METADATA_NAME:
+            return None
+        names = {v}
+    for e in sel.get("matchExpressions") or []:
+        if e.get("key") != METADATA_NAME or e.get("operator") != "In":
+            return None
+        vals = set(e.get("values") or [])
+        names = vals if names is None else names & vals
+    return names
 
 
 def placement_terms(pod):
@@ -144,6 +172,16 @@ def self_test(text, verbose=False):
             p["podSelector"].setdefault("matchLabels", {}).__setitem__("app.kubernetes.io/name", "continuum-event-broker")
             for r in first(d, "NetworkPolicy")["spec"]["egress"] for p in r.get("to") or [] if "podSelector" in p],
         "ClusterRole": lambda d: d.append({"kind": "ClusterRole", "metadata": {"name": "x"}, "rules": []}),
+        # Publishers by the Pod CIDR only: Cilium never matches its own Pods by CIDR.
+        "publishers by CIDR only": lambda d: [r.__setitem__("to", [{"ipBlock": {"cidr": "10.0.0.0/8"}}])
+                                              for r in first(d, "NetworkPolicy")["spec"]["egress"]
+                                              if not r.get("ports") and r.get("to")],
+        "publishers in every namespace": lambda d: [r["to"].append({"namespaceSelector": {}})
+                                                    for r in first(d, "NetworkPolicy")["spec"]["egress"]
+                                                    if not r.get("ports") and r.get("to")],
+        "publishers in a namespace not watched": lambda d: [r["to"].append(
+            {"namespaceSelector": {"matchLabels": {METADATA_NAME: "kube-system"}}})
+            for r in first(d, "NetworkPolicy")["spec"]["egress"] if not r.get("ports") and r.get("to")],
     }
 
     def deployments(docs):
@@ -199,6 +237,26 @@ def self_test(text, verbose=False):
                                                      if x.get("kind") in ("ServiceMonitor", "PodMonitor")
                                                      for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")],
         })
+    def bus_port(docs):
+        for cm in docs:
+            if cm.get("kind") == "ConfigMap":
+                for v in (cm.get("data") or {}).values():
+                    url = urllib.parse.urlsplit(str((yaml.safe_load(v) or {}).get("bus_url") or ""))
+                    if url.scheme:
+                        return url.port or 443
+        return None
+
+    def router_port_moved(docs):
+        port = bus_port(docs)
+        for r in first(docs, "NetworkPolicy")["spec"]["egress"]:
+            if any("ipBlock" in q for q in r.get("to") or []):
+                for p in r.get("ports") or []:
+                    if p.get("port") == port:
+                        p["port"] = 9
+
+    mutations["router port not bus_url's"] = router_port_moved
+    if not any(p.get("port") == 53 for r in first(base, "NetworkPolicy")["spec"]["egress"] for p in r.get("ports") or []):
+        del mutations["no node-local DNS"]  # DNS on OpenShift's 5353: no node-local DNS to require
     if len(deployments(base)) > 1:
         mutations.update({
             "placement bug (spread on a label no Pod has, narrowed per identity)": old_production_spread,
@@ -421,6 +479,20 @@ def main(argv):
                 continue
             grants.setdefault((s.get("namespace") or bns, s["name"]), set()).add(bns)
 
+    # A CiliumNetworkPolicy (optional, Cilium only) may only add the API server as an entity.
+    for cnp in kinds.get("CiliumNetworkPolicy", []):
+        cname = f"CiliumNetworkPolicy {cnp['metadata']['name']}"
+        cspec = cnp.get("spec") or {}
+        if cspec.get("ingress") or cspec.get("ingressDeny") or cspec.get("egressDeny"):
+            bad(f"{cname}: only egress to the API server is expected")
+        for i, rule in enumerate(cspec.get("egress") or []):
+            if set(rule) - {"toEntities", "toPorts"} or rule.get("toEntities") != ["kube-apiserver"]:
+                bad(f"{cname}: egress rule {i} reaches {compact(rule)}, expected only toEntities: [kube-apiserver]")
+            cports = [(str(p.get("port")), p.get("protocol", "TCP")) for tp in rule.get("toPorts") or []
+                      for p in tp.get("ports") or []]
+            if not cports or any(p[0] not in {str(x) for x in API_SERVER_PORTS} for p in cports):
+                bad(f"{cname}: egress rule {i} ports {cports}, expected the API server's ({sorted(API_SERVER_PORTS)})")
+
     configmaps = {(ns_of(c), c["metadata"]["name"]): c for c in kinds.get("ConfigMap", [])}
     policies = kinds.get("NetworkPolicy", [])
     client_ids = {}
@@ -599,38 +671,71 @@ def main(argv):
                 bad(f"{where_}: its podSelector carries the broker's own labels {carried}, so it matches no "
                     "DNS or monitoring Pod (a Kustomize labels/includeSelectors transformer?)")
 
+        watched = set(config.get("watch_namespaces") or [own_ns])
+        bus = urllib.parse.urlsplit(str(config.get("bus_url") or ""))
+        bus_port = bus.port or (443 if bus.scheme == "https" else None)
         for np in selecting:
             nps = np["spec"]
             npname = f"NetworkPolicy {np['metadata']['name']}"
             if "Egress" not in (nps.get("policyTypes") or []):
                 bad(f"{npname}: Egress is not restricted")
             node_local_dns = False
+            dns_on_53 = False
+            has_dns = False
+            publisher_namespaces = set()
+            router_port_open = False
             for i, rule in enumerate(nps.get("egress") or []):
                 peers = rule.get("to") or []
                 ports = {(p.get("port"), p.get("protocol", "TCP")) for p in rule.get("ports") or []}
+                dns_rule = bool(ports) and all(p[0] in DNS_PORTS for p in ports)
                 if not peers:
                     # The port-only API server rule (managed clusters): any address, API server ports only.
                     if not ports or any(p[0] not in API_SERVER_PORTS for p in ports):
                         bad(f"{npname}: egress rule {i} allows every destination"
                             + (f" on ports {sorted(p[0] for p in ports)}" if ports else ""))
                     continue
+                if dns_rule and any(p[0] == 53 for p in ports):
+                    dns_on_53 = True
+                if any(p == (bus_port, "TCP") for p in ports) and any("ipBlock" in q for q in peers):
+                    router_port_open = True
                 for peer in peers:
                     cidr = (peer.get("ipBlock") or {}).get("cidr")
                     if cidr in ("0.0.0.0/0", "::/0"):
                         bad(f"{npname}: egress rule {i} allows {cidr}")
-                    if cidr and ports and all(p[0] == 53 for p in ports):
+                    if cidr and dns_rule:
                         try:
                             if ipaddress.ip_address(NODE_LOCAL_DNS) in ipaddress.ip_network(cidr, strict=False):
                                 node_local_dns = True
                         except ValueError:
                             bad(f"{npname}: egress rule {i}: {cidr} is not a CIDR")
                     if "namespaceSelector" in peer or "podSelector" in peer:
-                        if not ports or any(p[0] != 53 for p in ports):
-                            bad(f"{npname}: egress rule {i} to selected Pods is not DNS-only (port 53)")
                         own_labels_in(peer, f"{npname}: egress rule {i}")
-            if not node_local_dns:
+                        if dns_rule:
+                            has_dns = True
+                            continue
+                        # Not DNS: only the publishers' namespaces, every port (publisher ports vary). A selector
+                        # peer is what Cilium matches its own Pods by; its CIDR rules never match them.
+                        covered = peer_namespaces(peer, ns_of(np))
+                        if covered is None:
+                            bad(f"{npname}: egress rule {i} selects Pods beyond named namespaces "
+                                f"({compact(peer)}): name the watched namespaces by kubernetes.io/metadata.name")
+                        elif not covered <= watched:
+                            bad(f"{npname}: egress rule {i} reaches namespaces {sorted(covered - watched, key=str)} "
+                                f"the broker does not watch ({sorted(watched, key=str)})")
+                        else:
+                            publisher_namespaces |= covered
+            if dns_on_53 and not node_local_dns:
                 bad(f"{npname}: no egress to node-local DNS ({NODE_LOCAL_DNS}) on port 53: Pods of clusters with "
                     "NodeLocal DNSCache could not resolve")
+            if not has_dns:
+                bad(f"{npname}: no egress to the cluster DNS Pods on a DNS port ({sorted(map(str, DNS_PORTS))})")
+            if not watched <= publisher_namespaces:
+                bad(f"{npname}: no egress rule selects the publishers of {sorted(watched - publisher_namespaces, key=str)} "
+                    "by namespace: on Cilium, CIDR rules never match the cluster's own Pods, so every dial would "
+                    "be dropped")
+            if bus_port is not None and not router_port_open:
+                bad(f"{npname}: no egress to the router's port {bus_port} (bus_url {config.get('bus_url')}): "
+                    "the policy would block the bus")
             if "Ingress" not in (nps.get("policyTypes") or []):
                 bad(f"{npname}: Ingress is not restricted")
             for i, rule in enumerate(nps.get("ingress") or []):

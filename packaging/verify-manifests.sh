@@ -62,6 +62,7 @@ targets=(
     "base 1"
     "overlays/staging 1 --require-namespace"
     "overlays/production 2 --require-namespace"
+    "overlays/openshift 1 --require-namespace"
 )
 for dir in "$kdir"/overlays/*/; do
     d="overlays/$(basename "$dir")"
@@ -75,7 +76,7 @@ for t in "${targets[@]}"; do
     # shellcheck disable=SC2086
     if check --identities "$identities" $flags "kustomize $name" < "$tmp/k.yaml"; then pass; else failcount; fi
 done
-for o in staging production; do
+for o in staging production openshift; do
     kubectl kustomize "$kdir/overlays/$o" > "$tmp/$o.yaml"
     if check --self-test < "$tmp/$o.yaml"; then pass; else failcount; fi
 done
@@ -103,6 +104,10 @@ $np|must be https://"
         "refuse-networkpolicy-without-addresses|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}|networkPolicy.enabled needs networkPolicy.routerCidrs"
         "refuse-networkpolicy-without-api-server|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {routerCidrs: [203.0.113.20/32], podCidrs: [10.244.0.0/16]}|a way to the API server"
+        "refuse-router-port-not-bus-url|config: {busUrl: \"https://router.example.com\", dynamoNamespaces: [dynamo]}
+networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], routerPort: 8443}|differs from the port of config.busUrl"
+        "refuse-networkpolicy-without-publishers|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], publisherNamespaces: false}|a way to the publishers"
         "refuse-unknown-key|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {enabled: false, routerCIDRs: [203.0.113.20/32]}|additional properties 'routerCIDRs' not allowed"
         "refuse-wrong-type|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], metricsPort: \"9464\"}

@@ -104,6 +104,12 @@ bus_connect_timeout: {{ $root.Values.config.busConnectTimeout | quote }}
 log_format: {{ $root.Values.config.logFormat | quote }}
 {{- end -}}
 
+{{/* The router's port: config.busUrl's, or 443 when the URL names none. */}}
+{{- define "ceb.busPort" -}}
+{{- $host := (urlParse .Values.config.busUrl).host -}}
+{{- if regexMatch ":[0-9]+$" $host -}}{{ regexFind "[0-9]+$" $host }}{{- else -}}443{{- end -}}
+{{- end -}}
+
 {{/* What a NetworkPolicy needs before it can let the broker work; without it the rules would be
 rendered empty and the Pod would never sync nor reach the router. */}}
 {{- define "ceb.validateNetworkPolicy" -}}
@@ -112,11 +118,15 @@ rendered empty and the Pod would never sync nor reach the router. */}}
 {{- if not $np.routerCidrs -}}
 {{- fail "networkPolicy.enabled needs networkPolicy.routerCidrs (the router's addresses, for example [203.0.113.10/32]); without them the broker could not reach the router. Or set networkPolicy.enabled=false." -}}
 {{- end -}}
-{{- if and (not $np.apiServerCidrs) (not $np.apiServerAnyDestination) -}}
-{{- fail "networkPolicy.enabled needs a way to the API server: networkPolicy.apiServerCidrs (the addresses of `kubectl get endpoints kubernetes`) or, on a managed cluster whose control plane moves, networkPolicy.apiServerAnyDestination=true (the API server ports to any address). See docs/deployment.md." -}}
+{{- if and (not $np.apiServerCidrs) (not $np.apiServerAnyDestination) (not .Values.ciliumNetworkPolicy.enabled) -}}
+{{- fail "networkPolicy.enabled needs a way to the API server: networkPolicy.apiServerCidrs (the addresses of `kubectl get endpoints kubernetes`), or, on a managed cluster whose control plane moves, networkPolicy.apiServerAnyDestination=true (the API server ports to any address), or on Cilium ciliumNetworkPolicy.enabled=true (toEntities: kube-apiserver). See docs/deployment.md." -}}
 {{- end -}}
-{{- if not $np.podCidrs -}}
-{{- fail "networkPolicy.enabled needs networkPolicy.podCidrs (the Pod CIDR where the Dynamo workers publish, for example [10.244.0.0/16])." -}}
+{{- if and (not $np.publisherNamespaces) (not $np.podCidrs) -}}
+{{- fail "networkPolicy.enabled needs a way to the publishers: networkPolicy.publisherNamespaces=true (a selector over the watched namespaces, every CNI) or networkPolicy.podCidrs (ipBlocks, for host-network publishers)." -}}
+{{- end -}}
+{{- $busPort := include "ceb.busPort" . -}}
+{{- if and (not (kindIs "invalid" $np.routerPort)) (ne (toString $np.routerPort) $busPort) -}}
+{{- fail (printf "networkPolicy.routerPort %v differs from the port of config.busUrl %s (%s): the policy would block the bus. Leave routerPort unset (null) to take busUrl's." $np.routerPort .Values.config.busUrl $busPort) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
