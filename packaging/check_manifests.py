@@ -53,6 +53,7 @@ API_SERVER_PORTS = {443, 6443}
 # DNS: kube-dns/CoreDNS on 53; OpenShift's DNS Pods (openshift-dns) on 5353, named dns / dns-tcp.
 DNS_PORTS = {53, 5353, "dns", "dns-tcp"}
 METADATA_NAME = "kubernetes.io/metadata.name"
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 NODE_LOCAL_DNS = "169.254.20.10"
 HOSTNAME = "kubernetes.io/hostname"
 OPTIONAL_KINDS = {"PrometheusRule", "ServiceMonitor", "PodMonitor", "CiliumNetworkPolicy"}
@@ -255,6 +256,8 @@ def self_test(text, verbose=False):
                         p["port"] = 9
 
     mutations["router port not bus_url's"] = router_port_moved
+    mutations["a name over 63 characters"] = lambda d: first(d, "Service")["metadata"].__setitem__("name", "s" * 64)
+    mutations["one name for two objects"] = lambda d: d.append(copy.deepcopy(first(d, "ServiceAccount")))
     if not any(p.get("port") == 53 for r in first(base, "NetworkPolicy")["spec"]["egress"] for p in r.get("ports") or []):
         del mutations["no node-local DNS"]  # DNS on OpenShift's 5353: no node-local DNS to require
     if len(deployments(base)) > 1:
@@ -438,8 +441,17 @@ def main(argv):
         return doc.get("metadata", {}).get("namespace")
 
     kinds = {}
+    names_seen = set()
     for d in docs:
         kinds.setdefault(d.get("kind"), []).append(d)
+        oname = str((d.get("metadata") or {}).get("name") or "")
+        # Every name a DNS label (Services require it; the rest keep to it so one rule holds for all).
+        if len(oname) > 63 or not DNS_LABEL.match(oname):
+            bad(f"{d.get('kind')}/{oname} is not a DNS label of at most 63 characters ({len(oname)})")
+        key = (d.get("kind"), ns_of(d), oname)
+        if key in names_seen:
+            bad(f"{d.get('kind')}/{oname} is rendered twice (two identities with one name?)")
+        names_seen.add(key)
         if require_ns and d.get("kind") not in ("ClusterRole", "ClusterRoleBinding", "Namespace") and not ns_of(d):
             bad(f"{d.get('kind')}/{d['metadata'].get('name')} has no namespace")
     for k in REQUIRED_KINDS:

@@ -108,6 +108,9 @@ networkPolicy: {routerCidrs: [203.0.113.20/32], podCidrs: [10.244.0.0/16]}|a way
 networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], routerPort: 8443}|differs from the port of config.busUrl"
         "refuse-networkpolicy-without-publishers|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], publisherNamespaces: false}|a way to the publishers"
+        "refuse-unknown-alert|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+networkPolicy: {enabled: false}
+prometheusRule: {enabled: true, rules: {ContinuumEventBrokerNoSuchAlert: {for: 1m}}}|no such alert"
         "refuse-unknown-key|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {enabled: false, routerCIDRs: [203.0.113.20/32]}|additional properties 'routerCIDRs' not allowed"
         "refuse-wrong-type|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], metricsPort: \"9464\"}
@@ -147,6 +150,10 @@ topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
             echo "  FAIL helm $rname: refused, but not with '$expected': $(head -c 400 "$tmp/helm/$rname.err")"; failcount
         fi
     done
+    # Tuning without forking (ci/tuning-values.yaml): each value shows in the render.
+    if [ -f "$tmp/helm/tuning-values.yaml" ]; then
+        if "$python" "$here/check_helm_tuning.py" < "$tmp/helm/tuning-values.yaml"; then pass; else failcount; fi
+    fi
     # The checker's self-test on the chart too (managed-values has a ServiceMonitor to mutate).
     for vname in ha-values managed-values; do
         if [ -f "$tmp/helm/$vname.yaml" ]; then

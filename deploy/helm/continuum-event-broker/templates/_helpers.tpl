@@ -1,19 +1,45 @@
+{{/* The chart's name (app.kubernetes.io/name): nameOverride, or the chart's. */}}
+{{- define "ceb.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release's prefix, at most 40 characters so that every object name keeps room for an identity
+and a suffix (the longest, "-metadata-reader", 16) inside 63: fullnameOverride, or <release>-<name>
+(the release name alone when it already contains the name). */}}
 {{- define "ceb.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "ceb.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* Name of one identity's objects: <fullname>-<clientId as a DNS label>. */}}
+{{/* Name of one identity's objects: <fullname>-<clientId as a DNS label>, at most 55 characters so the
+longest per-identity suffix ("-metrics") stays inside 63. A clientId that is not already a DNS label
+(upper case, "_", ".") or does not fit is shortened and followed by 6 hex digits of its SHA-256, so
+broker_a, Broker-A and broker-a, or two long ids that share a prefix, never render one name; a
+clientId that fits keeps the plain name it always had. */}}
 {{- define "ceb.identityName" -}}
-{{- $id := .identity.clientId | lower | replace "_" "-" | replace "." "-" -}}
-{{- printf "%s-%s" (include "ceb.fullname" .root) $id | trunc 63 | trimSuffix "-" -}}
+{{- $prefix := include "ceb.fullname" .root -}}
+{{- $raw := toString .identity.clientId -}}
+{{- $id := regexReplaceAll "[^a-z0-9-]" (lower $raw) "-" | trimAll "-" -}}
+{{- $room := sub 55 (add1 (len $prefix)) | int -}}
+{{- if and (eq $id $raw) (le (len $id) $room) -}}
+{{- printf "%s-%s" $prefix $id -}}
+{{- else -}}
+{{- $short := $id | trunc (int (sub $room 7)) | trimSuffix "-" -}}
+{{- $hash := sha256sum $raw | trunc 6 -}}
+{{- if $short -}}{{- printf "%s-%s-%s" $prefix $short $hash -}}{{- else -}}{{- printf "%s-%s" $prefix $hash -}}{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "ceb.labels" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "ceb.name" . }}
 app.kubernetes.io/part-of: continuum
 {{ include "ceb.groupLabel" . }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -26,14 +52,14 @@ the PodDisruptionBudget and the monitors select (with app.kubernetes.io/name). *
 continuum.io/broker-group: {{ include "ceb.fullname" . }}
 {{- end -}}
 {{- define "ceb.groupSelector" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "ceb.name" . }}
 {{ include "ceb.groupLabel" . }}
 {{- end -}}
 {{- define "ceb.instanceLabel" -}}
 app.kubernetes.io/instance: {{ include "ceb.identityName" . }}
 {{- end -}}
 {{- define "ceb.selector" -}}
-app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/name: {{ include "ceb.name" .root }}
 app.kubernetes.io/instance: {{ include "ceb.identityName" . }}
 {{- end -}}
 
@@ -67,8 +93,14 @@ app.kubernetes.io/instance: {{ include "ceb.identityName" . }}
 {{- range .Values.identities -}}
 {{- if not .clientId -}}{{- fail "identities[].clientId is required" -}}{{- end -}}
 {{- if not .credentialSecret -}}{{- fail (printf "identity %s: credentialSecret is required" .clientId) -}}{{- end -}}
-{{- if hasKey $seen .clientId -}}{{- fail (printf "identity %s is listed twice: HA means distinct clientIds, never two brokers of one" .clientId) -}}{{- end -}}
-{{- $_ := set $seen .clientId true -}}
+{{- if hasKey $seen (toString .clientId) -}}{{- fail (printf "identity %s is listed twice: HA means distinct clientIds, never two brokers of one" .clientId) -}}{{- end -}}
+{{- $_ := set $seen (toString .clientId) true -}}
+{{- end -}}
+{{- $names := dict -}}
+{{- range .Values.identities -}}
+{{- $n := include "ceb.identityName" (dict "root" $ "identity" .) -}}
+{{- if hasKey $names $n -}}{{- fail (printf "identities %s and %s render the same object name %s" (get $names $n) .clientId $n) -}}{{- end -}}
+{{- $_ := set $names $n (toString .clientId) -}}
 {{- end -}}
 {{- include "ceb.validateNetworkPolicy" . -}}
 {{- $drain := include "ceb.seconds" .Values.config.drainDeadline | atoi -}}
@@ -102,6 +134,7 @@ drain_deadline: {{ $root.Values.config.drainDeadline | quote }}
 upstream_connect_timeout: {{ $root.Values.config.upstreamConnectTimeout | quote }}
 bus_connect_timeout: {{ $root.Values.config.busConnectTimeout | quote }}
 log_format: {{ $root.Values.config.logFormat | quote }}
+log_level: {{ $root.Values.config.logLevel | quote }}
 {{- end -}}
 
 {{/* The router's port: config.busUrl's, or 443 when the URL names none. */}}
