@@ -173,7 +173,13 @@ public final class BrokerHarness implements AutoCloseable {
             implements AutoCloseable {
         /** Starts the peer, then the broker against it (synced, empty view; {@code more} adds to the config). */
         public static RawPeerBroker start(UnaryOperator<RelayConfig.Builder> more) throws IOException {
-            RawH2Peer peer = RawH2Peer.start(SERVER, Map.of());
+            return start(Map.of(), more);
+        }
+
+        /** {@link #start(UnaryOperator)} with the peer's HTTP/2 SETTINGS ({@code id -> value}). */
+        public static RawPeerBroker start(Map<Integer, Long> settings, UnaryOperator<RelayConfig.Builder> more)
+                throws IOException {
+            RawH2Peer peer = RawH2Peer.start(SERVER, settings);
             CountingMetrics metrics = new CountingMetrics();
             MutableView view = new MutableView().synced(true);
             EventBroker broker = againstPeer(peer.busUrl(), view, metrics, more);

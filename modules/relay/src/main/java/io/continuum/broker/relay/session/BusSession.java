@@ -48,6 +48,7 @@ public final class BusSession {
     private final SessionLife life = new SessionLife();
     private final SessionHeaders headers;
     private final SessionStreams streams;
+    private final SessionWriter writer;
     private final SessionTimers timers;
     private final Drain drain;
     private final FrameDispatch dispatch;
@@ -87,7 +88,7 @@ public final class BusSession {
         this.metrics = metrics;
         this.registry = registry;
         this.headers = new SessionHeaders(credential, endpoint.userAgent());
-        SessionWriter writer = new SessionWriter(life);
+        this.writer = new SessionWriter(life);
         this.streams = new SessionStreams(life, writer, headers, dialer, config.timeouts(), metrics, registry);
         this.timers = new SessionTimers(life, writer);
         this.drain = new Drain(config, life, writer, streams);
@@ -145,6 +146,7 @@ public final class BusSession {
         // The view's listeners must not block; revocation writes frames, so it runs on its own thread.
         viewListener = view.onChange(() -> Thread.ofVirtual().name("session-revocation")
                 .start(() -> streams.revokeUnadvertised(view)));
+        writer.limitWaiting(l.maxStreams());
         timers.start(l);
         return true;
     }

@@ -38,6 +38,8 @@ final class Drain {
     /** When the drain under way ends at the latest: the earlier of the router's and the shutdown's deadline. */
     private volatile long untilNanos;
     private volatile Frame.Drain routerDrain;
+    /** Set while a shutdown's {@code draining} is being written: END_STREAM waits for it, up to the deadline. */
+    private volatile boolean drainingPending;
 
     Drain(RelayConfig config, SessionLife life, SessionWriter writer, SessionStreams streams) {
         this.defaultDeadline = config.drainDeadline();
@@ -104,13 +106,24 @@ final class Drain {
                 return false;
             }
             phase = Phase.SHUTDOWN;
+            drainingPending = true;
             life.signal();
         } finally {
             life.lock().unlock();
         }
         LOG.info("shutdown_drain").field("deadline_ms", deadline.toMillis()).field("open_streams", streams.size())
                 .log();
-        writer.sendBeforeEnd(new Frame.Draining(deadline.toMillis()));
+        // draining on a thread of its own: a router that stopped reading its session stream holds the writer, and
+        // the deadline must run all the same (R-BEH 8). The finisher ends the request body after it, or at the
+        // deadline without it; the session's end then fails the blocked write.
+        Thread.ofVirtual().name("session-draining").start(() -> {
+            try {
+                writer.sendBeforeEnd(new Frame.Draining(deadline.toMillis()));
+            } finally {
+                drainingPending = false;
+                life.signal();
+            }
+        });
         if (startFinisher) {
             Thread.ofVirtual().name("session-shutdown").start(this::finish);
         }
@@ -145,7 +158,7 @@ final class Drain {
     private void finish() {
         life.lock().lock();
         try {
-            while (!life.ended() && !streams.settled()) {
+            while (!life.ended() && (!streams.settled() || drainingPending)) {
                 long left = untilNanos - System.nanoTime();
                 if (left <= 0) {
                     break;

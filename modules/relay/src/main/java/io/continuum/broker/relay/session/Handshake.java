@@ -109,10 +109,17 @@ final class Handshake {
         c.onClose(onConnectionClosed);
         life.set(State.AWAITING_WELCOME);
         BusStream s;
+        // Section 2: hello goes with the session request. A router whose windows stay shut (initial window 0)
+        // would hold its write forever; bus_connect_timeout bounds it, as it bounds the rest of the set-up.
+        SessionTimers.Watchdog helloDeadline = SessionTimers.Watchdog.start(
+                System.nanoTime() + config.busConnectTimeout().toNanos(), () -> life.end(AttemptResult.FAILED,
+                        EndReason.CONNECT_FAILED, "hello not written within " + config.busConnectTimeout()));
         try {
             s = writer.open(c, headers.session(), remaining(connectDeadline), hello());
         } catch (TransportException e) {
             return failed(AttemptResult.FAILED, EndReason.CONNECT_FAILED, e.getMessage());
+        } finally {
+            helloDeadline.cancel();
         }
         if (s == null) {
             return ENDED; // section 4 item 6: no hello after a shutdown; the attempt is abandoned

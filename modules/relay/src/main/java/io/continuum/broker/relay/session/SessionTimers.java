@@ -46,11 +46,17 @@ final class SessionTimers {
             while (!life.ended()) {
                 long now = System.nanoTime();
                 long idleAt = lastFrameNanos + idle;
-                if (now - idleAt >= 0) {
+                // A router that takes nothing is gone too (docs/protocol.md 8a): a session frame whose write has
+                // waited for the idle timeout ends the session the same way, however alive its heartbeats say it is.
+                long stalledSince = writer.stalledSinceNanos();
+                long stalledAt = stalledSince == 0 ? idleAt : stalledSince + idle;
+                if (now - idleAt >= 0 || now - stalledAt >= 0) {
+                    String detail = now - idleAt >= 0
+                            ? "no frame from the router for " + l.idleTimeout().toMillis() + " ms"
+                            : "the router took no session frame for " + l.idleTimeout().toMillis() + " ms";
                     life.lock().unlock();
                     try {
-                        life.end(AttemptResult.WELCOMED, EndReason.IDLE_TIMEOUT,
-                                "no frame from the router for " + l.idleTimeout().toMillis() + " ms");
+                        life.end(AttemptResult.WELCOMED, EndReason.IDLE_TIMEOUT, detail);
                     } finally {
                         life.lock().lock();
                     }
@@ -71,7 +77,7 @@ final class SessionTimers {
                     nextHeartbeat = now + heartbeat;
                     continue;
                 }
-                long wait = Math.min(nextHeartbeat - now, idleAt - now);
+                long wait = Math.min(nextHeartbeat - now, Math.min(idleAt - now, stalledAt - now));
                 life.awaitChange(Math.max(wait, TimeUnit.MILLISECONDS.toNanos(1)));
             }
         } catch (InterruptedException e) {

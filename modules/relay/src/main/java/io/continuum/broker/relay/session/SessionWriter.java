@@ -3,11 +3,15 @@ package io.continuum.broker.relay.session;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.continuum.broker.event.EventLog;
+import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.relay.transport.BusConnection;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.StreamRequest;
@@ -17,12 +21,27 @@ import io.continuum.broker.relay.transport.TransportException;
  * Everything the broker writes on the session stream: its HEADERS with {@code hello} right behind, then frames
  * (heartbeats, stream answers, {@code draining}), then the request body's end. One lock, so each frame is
  * contiguous on the stream and nothing follows the end.
+ * <p>
+ * A router that stops reading the session stream (its window stays shut) blocks the write under the lock, and every
+ * frame behind it waits. Two bounds keep that from wedging the broker: {@link #stalledSinceNanos()} tells the
+ * session's timer how long the current write has waited (it ends the session as {@code idle_timeout} after the
+ * idle timeout, docs/protocol.md 8a), and the frames waiting are bounded in number ({@link #limitWaiting}) and
+ * bytes ({@link #MAX_WAITING_BYTES}): one more ends the session the same way instead of parking another thread.
  */
 final class SessionWriter {
     private static final EventLog LOG = EventLog.of(BusSession.class);
+    /** The most bytes of frames that may wait for the session stream at once. */
+    static final long MAX_WAITING_BYTES = 4L * 1024 * 1024;
+    /** Frames that may wait beyond one answer per stream {@code max_streams} allows: heartbeats, draining, slack. */
+    static final int WAITING_SLACK_FRAMES = 1_024;
 
     private final SessionLife life;
     private final ReentrantLock lock = new ReentrantLock();
+    /** When the write under the lock began, or 0 when none is under way. */
+    private volatile long writingSinceNanos;
+    private final AtomicInteger waitingFrames = new AtomicInteger();
+    private final AtomicLong waitingBytes = new AtomicLong();
+    private volatile int maxWaitingFrames = SessionLimits.DEFAULT_MAX_STREAMS + WAITING_SLACK_FRAMES;
     private volatile BusStream stream;
     /** Set once the request body ended (END_STREAM); from then on only the router's close is awaited. */
     private volatile boolean requestEnded;
@@ -45,7 +64,7 @@ final class SessionWriter {
             if (life.ended()) {
                 return null;
             }
-            s.write(ByteBuffer.wrap(FrameCodec.encode(hello)));
+            write(s, FrameCodec.encode(hello));
             return s;
         } finally {
             lock.unlock();
@@ -54,6 +73,21 @@ final class SessionWriter {
 
     BusStream stream() {
         return stream;
+    }
+
+    /** Once welcomed: at most one answer per stream {@code max_streams} allows, plus the slack, may wait. */
+    void limitWaiting(int maxStreams) {
+        maxWaitingFrames = maxStreams + WAITING_SLACK_FRAMES;
+    }
+
+    /** @return when the write now under way began ({@link System#nanoTime()}), or 0 when none is */
+    long stalledSinceNanos() {
+        return writingSinceNanos;
+    }
+
+    /** @return frames waiting for the session stream now, the one being written among them */
+    int waitingFrames() {
+        return waitingFrames.get();
     }
 
     /** Writes one frame, unless the session ended; a failed write is the connection's end, noticed elsewhere. */
@@ -71,19 +105,43 @@ final class SessionWriter {
             return;
         }
         byte[] bytes = FrameCodec.encode(frame);
-        lock.lock();
+        int frames = waitingFrames.incrementAndGet();
+        long queued = waitingBytes.addAndGet(bytes.length);
         try {
-            if (life.ended()) {
+            if (frames > maxWaitingFrames || queued > MAX_WAITING_BYTES) {
+                // The router takes nothing and frames pile up (answers to a flood of subscribes, say): one thread
+                // and one frame more each. End the session instead; closing the connection wakes every waiter.
+                life.end(life.resultSoFar(), EndReason.IDLE_TIMEOUT, "the router took no session frame while "
+                        + frames + " frames (" + queued + " bytes) waited for it");
                 return;
             }
-            if (written != null) {
-                written.run();
+            lock.lock();
+            try {
+                if (life.ended()) {
+                    return;
+                }
+                if (written != null) {
+                    written.run();
+                }
+                write(s, bytes);
+            } catch (TransportException e) {
+                LOG.debug("frame_write_failed").field("type", frame.type()).cause(e).log();
+            } finally {
+                lock.unlock();
             }
-            s.write(ByteBuffer.wrap(bytes));
-        } catch (TransportException e) {
-            LOG.debug("frame_write_failed").field("type", frame.type()).cause(e).log();
         } finally {
-            lock.unlock();
+            waitingFrames.decrementAndGet();
+            waitingBytes.addAndGet(-bytes.length);
+        }
+    }
+
+    /** One write under the lock, timed for {@link #stalledSinceNanos()}. */
+    private void write(BusStream s, byte[] bytes) throws TransportException {
+        writingSinceNanos = Math.max(1, System.nanoTime());
+        try {
+            s.write(ByteBuffer.wrap(bytes));
+        } finally {
+            writingSinceNanos = 0;
         }
     }
 
@@ -115,11 +173,13 @@ final class SessionWriter {
         try {
             requestEnded = true;
             if (locked) {
+                writingSinceNanos = Math.max(1, System.nanoTime());
                 stream.endRequest();
             }
         } catch (TransportException e) {
             LOG.debug("end_request_failed").cause(e).log();
         } finally {
+            writingSinceNanos = 0;
             if (locked) {
                 lock.unlock();
             }

@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 import io.continuum.broker.protocol.Frame;
@@ -103,6 +104,9 @@ public final class RawBusRouter implements AutoCloseable {
     private final Map<Integer, Long> busIds = new ConcurrentHashMap<>();
     private final List<String> dataStreamEvents = new CopyOnWriteArrayList<>();
     private final List<String> wireEvents = new CopyOnWriteArrayList<>();
+    /** DATA bytes the router sent on the session stream, for {@link #sendWithinWindow}. */
+    private final AtomicLong sessionBytesSent = new AtomicLong();
+    private static final long INITIAL_WINDOW = 65_535;
     private final CountDownLatch sessionRequestEnded = new CountDownLatch(1);
     private volatile Runnable onSessionRequestEnd;
     private volatile Exception pumpFailure;
@@ -159,7 +163,24 @@ public final class RawBusRouter implements AutoCloseable {
 
     /** Sends one bus frame in its own DATA frame on the session stream. */
     public void send(Frame.RouterFrame frame) throws IOException {
-        wire.sendData(SESSION_STREAM, FrameCodec.encode(frame), false);
+        byte[] bytes = FrameCodec.encode(frame);
+        sessionBytesSent.addAndGet(bytes.length);
+        wire.sendData(SESSION_STREAM, bytes, false);
+    }
+
+    /**
+     * As {@link #send}, but within the windows the broker granted for the session stream and the connection, as a
+     * router's HTTP/2 layer would: waits (up to {@code wait}) for the broker's WINDOW_UPDATEs. For floods larger
+     * than the broker's 64 KiB receive window; the accounting counts what {@link #send} sent on the session stream,
+     * and assumes the test sends no DATA on other streams meanwhile.
+     */
+    public void sendWithinWindow(Frame.RouterFrame frame, Duration wait) throws Exception {
+        byte[] bytes = FrameCodec.encode(frame);
+        long sent = sessionBytesSent.addAndGet(bytes.length);
+        // Both windows start at HTTP/2's 65,535 bytes (the broker's SETTINGS keep that for streams).
+        wire.awaitGranted(SESSION_STREAM, sent - INITIAL_WINDOW, wait);
+        wire.awaitGranted(0, sent - INITIAL_WINDOW, wait);
+        wire.sendData(SESSION_STREAM, bytes, false);
     }
 
     /** Sends {@code subscribe} for a ZMQ TCP target. */

@@ -128,6 +128,8 @@ public final class RawH2Peer implements AutoCloseable {
         private final OutputStream out;
         private final BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
         private final Map<Integer, AtomicLong> dataBytes = new ConcurrentHashMap<>();
+        /** WINDOW_UPDATE increments the client granted, per stream id (0: the connection); guarded by itself. */
+        private final Map<Integer, Long> granted = new java.util.HashMap<>();
         private volatile boolean answerPings = true;
 
         Connection(SSLSocket socket) throws IOException {
@@ -176,6 +178,24 @@ public final class RawH2Peer implements AutoCloseable {
                 }
                 if (match.test(f)) {
                     return f;
+                }
+            }
+        }
+
+        /**
+         * Waits until the client's WINDOW_UPDATEs for {@code streamId} (0: the connection) add up to at least
+         * {@code total}: what a sender that respects the client's receive window waits for.
+         */
+        public void awaitGranted(int streamId, long total, Duration timeout) throws InterruptedException,
+                TimeoutException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            synchronized (granted) {
+                while (granted.getOrDefault(streamId, 0L) < total) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        throw new TimeoutException("the client granted no window on stream " + streamId);
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(granted, left);
                 }
             }
         }
@@ -271,6 +291,14 @@ public final class RawH2Peer implements AutoCloseable {
                     }
                     if (type == 0x0) {
                         dataBytes.computeIfAbsent(streamId, k -> new AtomicLong()).addAndGet(length);
+                    }
+                    if (type == 0x8 && length == 4) {
+                        long increment = (((payload[0] & 0x7FL) << 24) | ((payload[1] & 0xFFL) << 16)
+                                | ((payload[2] & 0xFFL) << 8) | (payload[3] & 0xFFL));
+                        synchronized (granted) {
+                            granted.merge(streamId, increment, Long::sum);
+                            granted.notifyAll();
+                        }
                     }
                     frames.add(new Frame(type, flags, streamId, payload));
                 }
