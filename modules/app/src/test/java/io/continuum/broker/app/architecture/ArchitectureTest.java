@@ -27,12 +27,22 @@ class ArchitectureTest {
     private static final String TESTING = "io.continuum.broker.testing..";
     private static final String DEMO = "io.continuum.broker.demo..";
     private static final String BENCH = "io.continuum.broker.bench..";
+    private static final String H2 = "io.continuum.broker.h2..";
+    private static final String EVENT = "io.continuum.broker.event..";
 
     @ArchTest
     static final ArchRule productionNeverReachesTheTestPeers = noClasses()
             .that().resideInAnyPackage(PROTOCOL, METADATA, RELAY, APP)
             .should().dependOnClassesThat().resideInAnyPackage(TESTING, DEMO, BENCH)
             .because("the test peers, the demo and the benchmarks are never part of the product");
+
+    @ArchTest
+    static final ArchRule theFrameCodecIsBelowEverything = noClasses()
+            .that().resideInAPackage(H2)
+            .should().dependOnClassesThat().resideInAnyPackage(PROTOCOL, EVENT, METADATA, RELAY, APP, TESTING, DEMO,
+                    BENCH)
+            .because("the HTTP/2 frame codec is shared by the transport and the test peers below both: "
+                    + "a dependency upward would be a cycle");
 
     @ArchTest
     static final ArchRule theProtocolIsTheBottom = noClasses()

@@ -1,0 +1,327 @@
+package io.continuum.broker.h2;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.helidon.http.http2.Http2ErrorCode;
+
+/**
+ * Reads HTTP/2 frames (RFC 9113 section 4) from a stream, parsing each byte once, and hands each whole frame to a
+ * {@link FrameHandler}: padding removed, a header block reassembled from HEADERS and its CONTINUATIONs and decoded
+ * with this reader's HPACK table. Frame-level rules are checked here and reported as a typed {@link Http2Error}
+ * (a connection error ends the reading; after a stream error the next frame can be read): frame size against the
+ * local SETTINGS_MAX_FRAME_SIZE, fixed lengths, padding, stream id 0 or not per type, CONTINUATION only right after
+ * a HEADERS (or CONTINUATION) without END_HEADERS on the same stream, zero window increments, SETTINGS values.
+ * One thread reads.
+ */
+public final class FrameReader {
+    /** RFC 9113 section 3.4: what a client sends first. */
+    public static final byte[] CLIENT_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    /** RFC 9113 section 4.2: SETTINGS_MAX_FRAME_SIZE starts at, and may not go below, 16,384. */
+    public static final int DEFAULT_MAX_FRAME_SIZE = 16_384;
+    /** The most a reassembled header block may hold: a peer that keeps sending CONTINUATION is refused. */
+    public static final int MAX_HEADER_BLOCK_BYTES = 256 * 1024;
+
+    private static final int DATA = 0x0;
+    private static final int HEADERS = 0x1;
+    private static final int PRIORITY = 0x2;
+    private static final int RST_STREAM = 0x3;
+    private static final int SETTINGS = 0x4;
+    private static final int PUSH_PROMISE = 0x5;
+    private static final int PING = 0x6;
+    private static final int GOAWAY = 0x7;
+    private static final int WINDOW_UPDATE = 0x8;
+    private static final int CONTINUATION = 0x9;
+    private static final int END_STREAM = 0x1;
+    private static final int ACK = 0x1;
+    private static final int END_HEADERS = 0x4;
+    private static final int PADDED = 0x8;
+    private static final int PRIORITY_FLAG = 0x20;
+
+    private final DataInputStream in;
+    private final FrameHandler handler;
+    private final Hpack hpack = new Hpack();
+    private final byte[] header = new byte[9];
+    private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+    // a header block under way: its stream, END_STREAM of its HEADERS, the fragments so far
+    private int blockStream;
+    private boolean blockEndStream;
+    private byte[] block;
+    private int blockLength;
+
+    /**
+     * @param in      the connection's bytes, after the preface (see {@link #readClientPreface})
+     * @param handler where frames go
+     */
+    public FrameReader(InputStream in, FrameHandler handler) {
+        this.in = in instanceof DataInputStream d ? d : new DataInputStream(in);
+        this.handler = handler;
+    }
+
+    /** Reads and checks the client connection preface (a server's first read). */
+    public static void readClientPreface(InputStream in) throws IOException, Http2Error {
+        byte[] preface = new byte[CLIENT_PREFACE.length];
+        new DataInputStream(in).readFully(preface);
+        if (!Arrays.equals(preface, CLIENT_PREFACE)) {
+            throw new Http2Error.ConnectionError(Http2ErrorCode.PROTOCOL, "not the HTTP/2 client preface");
+        }
+    }
+
+    /** This endpoint's SETTINGS_MAX_FRAME_SIZE, once the peer acknowledged it: longer frames are errors. */
+    public void maxFrameSize(int bytes) {
+        if (bytes < DEFAULT_MAX_FRAME_SIZE || bytes > 0xFF_FFFF) {
+            throw new IllegalArgumentException("SETTINGS_MAX_FRAME_SIZE out of range: " + bytes);
+        }
+        maxFrameSize = bytes;
+    }
+
+    /**
+     * Reads one frame and hands it over (a HEADERS without END_HEADERS is handed over with its last CONTINUATION).
+     *
+     * @return false at the end of the stream between frames
+     * @throws EOFException the stream ended inside a frame
+     */
+    public boolean nextFrame() throws IOException, Http2Error {
+        int first = in.read();
+        if (first < 0) {
+            if (block != null) {
+                throw new EOFException("the stream ended inside a header block");
+            }
+            return false;
+        }
+        header[0] = (byte) first;
+        in.readFully(header, 1, 8);
+        int length = ((header[0] & 0xFF) << 16) | ((header[1] & 0xFF) << 8) | (header[2] & 0xFF);
+        int type = header[3] & 0xFF;
+        int flags = header[4] & 0xFF;
+        int streamId = ((header[5] & 0x7F) << 24) | ((header[6] & 0xFF) << 16) | ((header[7] & 0xFF) << 8)
+                | (header[8] & 0xFF);
+        if (length > maxFrameSize) {
+            // Every frame is read whole first: the error leaves the reader at a frame boundary.
+            in.skipNBytes(length);
+            throw connectionError(Http2ErrorCode.FRAME_SIZE, "frame of " + length + " bytes exceeds SETTINGS_MAX_FRAME_SIZE "
+                    + maxFrameSize);
+        }
+        byte[] payload = new byte[length];
+        in.readFully(payload);
+        if (block != null && (type != CONTINUATION || streamId != blockStream)) {
+            throw connectionError(Http2ErrorCode.PROTOCOL, "a header block of stream " + blockStream
+                    + " is open: expected CONTINUATION on it, got type " + type + " on stream " + streamId);
+        }
+        switch (type) {
+            case DATA -> data(flags, streamId, payload);
+            case HEADERS -> headers(flags, streamId, payload);
+            case PRIORITY -> priority(streamId, payload);
+            case RST_STREAM -> rstStream(streamId, payload);
+            case SETTINGS -> settings(flags, streamId, payload);
+            case PUSH_PROMISE -> {
+                requireStream(type, streamId);
+                throw connectionError(Http2ErrorCode.PROTOCOL, "PUSH_PROMISE: push is not enabled");
+            }
+            case PING -> ping(flags, streamId, payload);
+            case GOAWAY -> goAway(streamId, payload);
+            case WINDOW_UPDATE -> windowUpdate(streamId, payload);
+            case CONTINUATION -> continuation(flags, streamId, payload);
+            default -> handler.unknown(type, flags, streamId, payload); // section 5.5: ignored by default
+        }
+        return true;
+    }
+
+    private void data(int flags, int streamId, byte[] payload) throws Http2Error {
+        requireStream(DATA, streamId);
+        int[] range = unpadded(flags, payload, 0);
+        byte[] data = Arrays.copyOfRange(payload, range[0], range[1]);
+        handler.data(streamId, (flags & END_STREAM) != 0, data, payload.length);
+    }
+
+    private void headers(int flags, int streamId, byte[] payload) throws Http2Error {
+        requireStream(HEADERS, streamId);
+        int[] range = unpadded(flags, payload, (flags & PRIORITY_FLAG) != 0 ? 5 : 0);
+        if ((flags & PRIORITY_FLAG) != 0) {
+            int dependency = ByteBuffer.wrap(payload, range[0] - 5, 4).getInt() & 0x7FFF_FFFF;
+            if (dependency == streamId) {
+                throw new Http2Error.StreamError(streamId, Http2ErrorCode.PROTOCOL, "stream depends on itself");
+            }
+        }
+        blockStream = streamId;
+        blockEndStream = (flags & END_STREAM) != 0;
+        block = new byte[Math.max(range[1] - range[0], 64)];
+        blockLength = 0;
+        append(payload, range[0], range[1] - range[0]);
+        if ((flags & END_HEADERS) != 0) {
+            endBlock();
+        }
+    }
+
+    private void continuation(int flags, int streamId, byte[] payload) throws Http2Error {
+        requireStream(CONTINUATION, streamId);
+        if (block == null) {
+            throw connectionError(Http2ErrorCode.PROTOCOL, "CONTINUATION on stream " + streamId
+                    + " without a HEADERS before it");
+        }
+        append(payload, 0, payload.length);
+        if ((flags & END_HEADERS) != 0) {
+            endBlock();
+        }
+    }
+
+    private void append(byte[] bytes, int offset, int length) throws Http2Error {
+        if (blockLength + length > MAX_HEADER_BLOCK_BYTES) {
+            throw connectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "header block of stream " + blockStream
+                    + " exceeds " + MAX_HEADER_BLOCK_BYTES + " bytes");
+        }
+        if (blockLength + length > block.length) {
+            block = Arrays.copyOf(block, Math.max(block.length * 2, blockLength + length));
+        }
+        System.arraycopy(bytes, offset, block, blockLength, length);
+        blockLength += length;
+    }
+
+    private void endBlock() throws Http2Error {
+        byte[] whole = Arrays.copyOf(block, blockLength);
+        int streamId = blockStream;
+        boolean endStream = blockEndStream;
+        block = null;
+        List<HeaderField> fields = hpack.decode(streamId, whole);
+        handler.headers(streamId, endStream, fields);
+    }
+
+    private void priority(int streamId, byte[] payload) throws Http2Error {
+        requireStream(PRIORITY, streamId);
+        if (payload.length != 5) {
+            throw new Http2Error.StreamError(streamId, Http2ErrorCode.FRAME_SIZE, "PRIORITY of " + payload.length
+                    + " bytes, not 5");
+        }
+        int word = ByteBuffer.wrap(payload).getInt();
+        int dependency = word & 0x7FFF_FFFF;
+        if (dependency == streamId) {
+            throw new Http2Error.StreamError(streamId, Http2ErrorCode.PROTOCOL, "stream depends on itself");
+        }
+        handler.priority(streamId, dependency, (payload[4] & 0xFF) + 1, word < 0);
+    }
+
+    private void rstStream(int streamId, byte[] payload) throws Http2Error {
+        requireStream(RST_STREAM, streamId);
+        if (payload.length != 4) {
+            throw connectionError(Http2ErrorCode.FRAME_SIZE, "RST_STREAM of " + payload.length + " bytes, not 4");
+        }
+        handler.rstStream(streamId, ByteBuffer.wrap(payload).getInt());
+    }
+
+    private void settings(int flags, int streamId, byte[] payload) throws Http2Error {
+        requireConnection(SETTINGS, streamId);
+        boolean ack = (flags & ACK) != 0;
+        if (ack && payload.length != 0) {
+            throw connectionError(Http2ErrorCode.FRAME_SIZE, "SETTINGS ACK with a payload");
+        }
+        if (payload.length % 6 != 0) {
+            throw connectionError(Http2ErrorCode.FRAME_SIZE, "SETTINGS of " + payload.length
+                    + " bytes, not a multiple of 6");
+        }
+        Map<Integer, Long> settings = new LinkedHashMap<>();
+        ByteBuffer b = ByteBuffer.wrap(payload);
+        while (b.hasRemaining()) {
+            int id = b.getShort() & 0xFFFF;
+            long value = b.getInt() & 0xFFFF_FFFFL;
+            switch (id) {
+                case 0x2 -> {
+                    if (value > 1) {
+                        throw connectionError(Http2ErrorCode.PROTOCOL, "SETTINGS_ENABLE_PUSH " + value);
+                    }
+                }
+                case 0x4 -> {
+                    if (value > Integer.MAX_VALUE) {
+                        throw connectionError(Http2ErrorCode.FLOW_CONTROL, "SETTINGS_INITIAL_WINDOW_SIZE " + value);
+                    }
+                }
+                case 0x5 -> {
+                    if (value < DEFAULT_MAX_FRAME_SIZE || value > 0xFF_FFFF) {
+                        throw connectionError(Http2ErrorCode.PROTOCOL, "SETTINGS_MAX_FRAME_SIZE " + value);
+                    }
+                }
+                default -> {
+                    // others (and unknown identifiers, section 6.5.2) are the handler's
+                }
+            }
+            settings.put(id, value);
+        }
+        handler.settings(ack, settings);
+    }
+
+    private void ping(int flags, int streamId, byte[] payload) throws Http2Error {
+        requireConnection(PING, streamId);
+        if (payload.length != 8) {
+            throw connectionError(Http2ErrorCode.FRAME_SIZE, "PING of " + payload.length + " bytes, not 8");
+        }
+        handler.ping((flags & ACK) != 0, ByteBuffer.wrap(payload).getLong());
+    }
+
+    private void goAway(int streamId, byte[] payload) throws Http2Error {
+        requireConnection(GOAWAY, streamId);
+        if (payload.length < 8) {
+            throw connectionError(Http2ErrorCode.FRAME_SIZE, "GOAWAY of " + payload.length + " bytes, under 8");
+        }
+        ByteBuffer b = ByteBuffer.wrap(payload);
+        int lastStreamId = b.getInt() & 0x7FFF_FFFF;
+        int code = b.getInt();
+        handler.goAway(lastStreamId, code, Arrays.copyOfRange(payload, 8, payload.length));
+    }
+
+    private void windowUpdate(int streamId, byte[] payload) throws Http2Error {
+        if (payload.length != 4) {
+            throw connectionError(Http2ErrorCode.FRAME_SIZE, "WINDOW_UPDATE of " + payload.length + " bytes, not 4");
+        }
+        int increment = ByteBuffer.wrap(payload).getInt() & 0x7FFF_FFFF;
+        if (increment == 0) {
+            if (streamId == 0) {
+                throw connectionError(Http2ErrorCode.PROTOCOL, "WINDOW_UPDATE of 0 on the connection");
+            }
+            throw new Http2Error.StreamError(streamId, Http2ErrorCode.PROTOCOL, "WINDOW_UPDATE of 0");
+        }
+        handler.windowUpdate(streamId, increment);
+    }
+
+    /** @return the data's [start, end) in the payload, after {@code skip} leading bytes (HEADERS' priority) */
+    private static int[] unpadded(int flags, byte[] payload, int skip) throws Http2Error {
+        int start = 0;
+        int end = payload.length;
+        if ((flags & PADDED) != 0) {
+            if (payload.length < 1) {
+                throw connectionError(Http2ErrorCode.FRAME_SIZE, "PADDED frame without a pad length");
+            }
+            int padding = payload[0] & 0xFF;
+            start = 1;
+            end -= padding;
+        }
+        start += skip;
+        if (end < start) {
+            throw connectionError(Http2ErrorCode.PROTOCOL, "padding (and priority) longer than the frame");
+        }
+        return new int[] {start, end};
+    }
+
+    private static void requireStream(int type, int streamId) throws Http2Error {
+        if (streamId == 0) {
+            throw connectionError(Http2ErrorCode.PROTOCOL, "frame type " + type + " on stream 0");
+        }
+    }
+
+    private static void requireConnection(int type, int streamId) throws Http2Error {
+        if (streamId != 0) {
+            throw connectionError(Http2ErrorCode.PROTOCOL, "frame type " + type + " on stream " + streamId
+                    + ", not 0");
+        }
+    }
+
+    private static Http2Error.ConnectionError connectionError(Http2ErrorCode code, String message) {
+        return new Http2Error.ConnectionError(code, message);
+    }
+}

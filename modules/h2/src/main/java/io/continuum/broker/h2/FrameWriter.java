@@ -1,0 +1,132 @@
+package io.continuum.broker.h2;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Writes HTTP/2 frames (RFC 9113 section 6) to a stream. It owns the HPACK encoder of its direction (honouring the
+ * peer's SETTINGS_HEADER_TABLE_SIZE, RFC 7541 section 4.2) and splits what is larger than the peer's
+ * SETTINGS_MAX_FRAME_SIZE: header blocks into HEADERS and CONTINUATION frames, data into several DATA frames.
+ * Frames are gathered in memory and reach the stream in one write at {@link #flush()}, so a caller can put many
+ * frames into one TLS record. Thread-safe: each method writes its frames whole and contiguous.
+ * <p>
+ * {@link #frame} writes any frame as given, unchecked: for test peers that must send what a broken peer sends.
+ */
+public final class FrameWriter {
+    private final OutputStream out;
+    private final ByteArrayOutputStream pending = new ByteArrayOutputStream(16 * 1024);
+    private final Hpack hpack = new Hpack();
+    private int peerMaxFrameSize = FrameReader.DEFAULT_MAX_FRAME_SIZE;
+
+    /** @param out the connection's bytes */
+    public FrameWriter(OutputStream out) {
+        this.out = out;
+    }
+
+    /** The client connection preface (RFC 9113 section 3.4), before the client's first SETTINGS. */
+    public synchronized void clientPreface() {
+        pending.writeBytes(FrameReader.CLIENT_PREFACE);
+    }
+
+    /**
+     * The peer's SETTINGS, once received: SETTINGS_MAX_FRAME_SIZE bounds the frames written from now on,
+     * SETTINGS_HEADER_TABLE_SIZE the encoder's dynamic table (announced in the next header block).
+     */
+    public synchronized void applyPeerSettings(Map<Integer, Long> settings) {
+        Long maxFrame = settings.get(0x5);
+        if (maxFrame != null) {
+            peerMaxFrameSize = Math.toIntExact(maxFrame);
+        }
+        Long tableSize = settings.get(0x1);
+        if (tableSize != null) {
+            hpack.peerTableSize(tableSize);
+        }
+    }
+
+    /** SETTINGS with these values (identifier to value), in iteration order. */
+    public synchronized void settings(Map<Integer, Long> settings) {
+        ByteBuffer b = ByteBuffer.allocate(settings.size() * 6);
+        settings.forEach((id, value) -> b.putShort((short) (int) id).putInt((int) (long) value));
+        put(0x4, 0, 0, b.array(), 0, b.capacity());
+    }
+
+    public synchronized void settingsAck() {
+        put(0x4, 0x1, 0, new byte[0], 0, 0);
+    }
+
+    public synchronized void ping(boolean ack, long payload) {
+        put(0x6, ack ? 0x1 : 0, 0, ByteBuffer.allocate(8).putLong(payload).array(), 0, 8);
+    }
+
+    public synchronized void goAway(int lastStreamId, int errorCode, byte[] debugData) {
+        ByteBuffer b = ByteBuffer.allocate(8 + debugData.length).putInt(lastStreamId).putInt(errorCode).put(debugData);
+        put(0x7, 0, 0, b.array(), 0, b.capacity());
+    }
+
+    public synchronized void rstStream(int streamId, int errorCode) {
+        put(0x3, 0, streamId, ByteBuffer.allocate(4).putInt(errorCode).array(), 0, 4);
+    }
+
+    public synchronized void windowUpdate(int streamId, int increment) {
+        put(0x8, 0, streamId, ByteBuffer.allocate(4).putInt(increment).array(), 0, 4);
+    }
+
+    /**
+     * A header block: HEADERS, then CONTINUATION frames when the encoded block exceeds the peer's maximum frame size;
+     * END_HEADERS on the last, END_STREAM on the HEADERS.
+     */
+    public synchronized void headers(int streamId, boolean endStream, List<HeaderField> fields) {
+        byte[] block = hpack.encode(fields);
+        int first = Math.min(block.length, peerMaxFrameSize);
+        boolean whole = first == block.length;
+        put(0x1, (endStream ? 0x1 : 0) | (whole ? 0x4 : 0), streamId, block, 0, first);
+        for (int off = first; off < block.length; off += peerMaxFrameSize) {
+            int n = Math.min(peerMaxFrameSize, block.length - off);
+            put(0x9, off + n == block.length ? 0x4 : 0, streamId, block, off, n);
+        }
+    }
+
+    /** Data as DATA frames of at most the peer's maximum frame size; END_STREAM on the last (an empty one if none). */
+    public synchronized void data(int streamId, boolean endStream, byte[] bytes, int offset, int length) {
+        int off = offset;
+        int end = offset + length;
+        do {
+            int n = Math.min(peerMaxFrameSize, end - off);
+            put(0x0, endStream && off + n == end ? 0x1 : 0, streamId, bytes, off, n);
+            off += n;
+        } while (off < end);
+    }
+
+    /** Any frame, exactly as given: no checks, no splitting (test peers sending what a broken peer sends). */
+    public synchronized void frame(int type, int flags, int streamId, byte[] payload) {
+        put(type, flags, streamId, payload, 0, payload.length);
+    }
+
+    /** Writes what was gathered in one write, and flushes the stream. */
+    public void flush() throws IOException {
+        synchronized (this) {
+            if (pending.size() > 0) {
+                pending.writeTo(out);
+                pending.reset();
+            }
+        }
+        out.flush();
+    }
+
+    private void put(int type, int flags, int streamId, byte[] payload, int offset, int length) {
+        pending.write(length >>> 16);
+        pending.write(length >>> 8);
+        pending.write(length);
+        pending.write(type);
+        pending.write(flags);
+        pending.write((streamId >>> 24) & 0x7F);
+        pending.write(streamId >>> 16);
+        pending.write(streamId >>> 8);
+        pending.write(streamId);
+        pending.write(payload, offset, length);
+    }
+}

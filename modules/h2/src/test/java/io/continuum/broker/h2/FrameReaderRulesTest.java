@@ -1,0 +1,253 @@
+package io.continuum.broker.h2;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import io.helidon.http.http2.Http2ErrorCode;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The frame-level rules of RFC 9113 the reader enforces, one per test, each reported as the typed error the RFC
+ * names: a connection error for what breaks the connection, a stream error for what only breaks one stream.
+ */
+class FrameReaderRulesTest {
+    private final ByteArrayOutputStream wire = new ByteArrayOutputStream();
+    private final FrameWriter writer = new FrameWriter(wire);
+    private final Recorder seen = new Recorder();
+
+    @Test
+    void aFrameLongerThanTheMaximumFrameSizeIsAFrameSizeConnectionError() throws Exception {
+        writer.frame(0x0, 0, 1, new byte[16_385]);
+        assertConnectionError(Http2ErrorCode.FRAME_SIZE);
+    }
+
+    @Test
+    void aLargerMaximumFrameSizeOnceSettledLetsLongerFramesIn() throws Exception {
+        writer.frame(0x0, 0, 1, new byte[20_000]);
+        writer.flush();
+        FrameReader reader = reader();
+        reader.maxFrameSize(32_768);
+        assertTrue(reader.nextFrame());
+        assertEquals(1, seen.frames.size());
+    }
+
+    @Test
+    void paddingIsRemovedFromDataAndCountedForFlowControl() throws Exception {
+        writer.frame(0x0, 0x8 | 0x1, 1, new byte[] {3, 'h', 'i', 0, 0, 0});
+        assertEquals(List.of("DATA 1 END_STREAM hi (6)"), readAll());
+    }
+
+    @Test
+    void paddingLongerThanTheFrameIsAProtocolConnectionError() throws Exception {
+        writer.frame(0x0, 0x8, 1, new byte[] {9, 'h', 'i'});
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void dataOnStreamZeroIsAProtocolConnectionError() throws Exception {
+        writer.frame(0x0, 0, 0, bytes("x"));
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void headersOnStreamZeroIsAProtocolConnectionError() throws Exception {
+        writer.frame(0x1, 0x4, 0, new byte[] {(byte) 0x88});
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void settingsPingAndGoAwayOnAStreamAreProtocolConnectionErrors() throws Exception {
+        for (int type : new int[] {0x4, 0x6, 0x7}) {
+            wire.reset();
+            writer.frame(type, 0, 1, new byte[type == 0x4 ? 0 : 8]);
+            assertConnectionError(Http2ErrorCode.PROTOCOL);
+        }
+    }
+
+    @Test
+    void aHeadersFrameSplitAcrossContinuationsIsHandedOverWhole() throws Exception {
+        // :status 200 (static index 8) and :status 404 (index 13) split over HEADERS + CONTINUATION
+        writer.frame(0x1, 0x1, 1, new byte[] {(byte) 0x88});
+        writer.frame(0x9, 0x4, 1, new byte[] {(byte) 0x0F, 0x0D, 0x03, 'a', 'b', 'c'});
+        assertEquals(List.of("HEADERS 1 END_STREAM 2 fields"), readAll());
+    }
+
+    @Test
+    void anythingButContinuationInsideAHeaderBlockIsAProtocolConnectionError() throws Exception {
+        writer.frame(0x1, 0, 1, new byte[] {(byte) 0x88});
+        writer.frame(0x0, 0, 1, bytes("x"));
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void aContinuationOnAnotherStreamIsAProtocolConnectionError() throws Exception {
+        writer.frame(0x1, 0, 1, new byte[] {(byte) 0x88});
+        writer.frame(0x9, 0x4, 3, new byte[0]);
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void aContinuationWithoutHeadersIsAProtocolConnectionError() throws Exception {
+        writer.frame(0x9, 0x4, 1, new byte[] {(byte) 0x88});
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void theStreamEndingInsideAHeaderBlockIsAnEndOfFile() throws Exception {
+        writer.frame(0x1, 0, 1, new byte[] {(byte) 0x88});
+        writer.flush();
+        FrameReader reader = reader();
+        assertTrue(reader.nextFrame());
+        assertThrows(EOFException.class, reader::nextFrame);
+    }
+
+    @Test
+    void aHeaderBlockThatCannotBeDecodedIsACompressionConnectionError() throws Exception {
+        writer.frame(0x1, 0x4, 1, new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x7F});
+        assertConnectionError(Http2ErrorCode.COMPRESSION);
+    }
+
+    @Test
+    void headersWithPriorityAndPaddingAreReadPastBoth() throws Exception {
+        // PADDED | PRIORITY | END_HEADERS: pad length 2, dependency 0 weight 16, :status 200, 2 bytes of padding
+        writer.frame(0x1, 0x8 | 0x20 | 0x4, 1, new byte[] {2, 0, 0, 0, 0, 15, (byte) 0x88, 0, 0});
+        assertEquals(List.of("HEADERS 1 1 fields"), readAll());
+        assertEquals(List.of(new HeaderField(":status", "200")), seen.headerBlocks.get(0));
+    }
+
+    @Test
+    void aStreamThatDependsOnItselfIsAProtocolStreamError() throws Exception {
+        writer.frame(0x2, 0, 3, new byte[] {0, 0, 0, 3, 15});
+        assertStreamError(3, Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void priorityOfTheWrongLengthIsAFrameSizeStreamError() throws Exception {
+        writer.frame(0x2, 0, 3, new byte[4]);
+        assertStreamError(3, Http2ErrorCode.FRAME_SIZE);
+    }
+
+    @Test
+    void fixedLengthFramesOfAnotherLengthAreFrameSizeConnectionErrors() throws Exception {
+        int[][] cases = {{0x3, 1, 3}, {0x6, 0, 7}, {0x8, 1, 5}, {0x4, 0, 5}, {0x7, 0, 7}};
+        for (int[] c : cases) {
+            wire.reset();
+            writer.frame(c[0], 0, c[1], new byte[c[2]]);
+            assertConnectionError(Http2ErrorCode.FRAME_SIZE);
+        }
+    }
+
+    @Test
+    void aSettingsAckWithAPayloadIsAFrameSizeConnectionError() throws Exception {
+        writer.frame(0x4, 0x1, 0, new byte[6]);
+        assertConnectionError(Http2ErrorCode.FRAME_SIZE);
+    }
+
+    @Test
+    void settingsValuesOutOfRangeAreConnectionErrors() throws Exception {
+        assertSettingRefused(0x2, 2, Http2ErrorCode.PROTOCOL);
+        assertSettingRefused(0x4, 1L << 31, Http2ErrorCode.FLOW_CONTROL);
+        assertSettingRefused(0x5, 16_383, Http2ErrorCode.PROTOCOL);
+        assertSettingRefused(0x5, 1 << 24, Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void aZeroWindowIncrementIsAStreamErrorOnAStreamAndAConnectionErrorOnTheConnection() throws Exception {
+        writer.frame(0x8, 0, 5, new byte[4]);
+        assertStreamError(5, Http2ErrorCode.PROTOCOL);
+        wire.reset();
+        writer.frame(0x8, 0, 0, new byte[4]);
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void afterAStreamErrorTheNextFrameIsRead() throws Exception {
+        writer.frame(0x8, 0, 5, new byte[4]);
+        writer.ping(false, 7);
+        writer.flush();
+        FrameReader reader = reader();
+        assertThrows(Http2Error.StreamError.class, reader::nextFrame);
+        assertTrue(reader.nextFrame());
+        assertEquals(List.of("PING 7"), seen.frames);
+    }
+
+    @Test
+    void pushPromiseIsAProtocolConnectionError() throws Exception {
+        writer.frame(0x5, 0x4, 1, new byte[] {0, 0, 0, 2, (byte) 0x88});
+        assertConnectionError(Http2ErrorCode.PROTOCOL);
+    }
+
+    @Test
+    void framesOfUnknownTypesGoToTheHandlerAndReadingGoesOn() throws Exception {
+        writer.frame(0xFA, 0, 9, new byte[] {1});
+        writer.ping(true, 1);
+        assertEquals(List.of("UNKNOWN 250 9 [1]", "PING ACK 1"), readAll());
+    }
+
+    @Test
+    void theClientPrefaceIsChecked() throws Exception {
+        FrameReader.readClientPreface(new ByteArrayInputStream(FrameReader.CLIENT_PREFACE));
+        Http2Error e = assertThrows(Http2Error.class, () -> FrameReader.readClientPreface(
+                new ByteArrayInputStream("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII))));
+        assertEquals(Http2ErrorCode.PROTOCOL, e.code());
+    }
+
+    @Test
+    void theEndOfTheStreamBetweenFramesIsNoError() throws Exception {
+        assertFalse(reader().nextFrame());
+    }
+
+    private void assertSettingRefused(int id, long value, Http2ErrorCode code) throws Exception {
+        wire.reset();
+        byte[] p = {(byte) (id >>> 8), (byte) id, (byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8),
+                (byte) value};
+        writer.frame(0x4, 0, 0, p);
+        assertConnectionError(code);
+    }
+
+    private void assertConnectionError(Http2ErrorCode code) throws Exception {
+        writer.flush();
+        Http2Error e = assertThrows(Http2Error.class, () -> {
+            FrameReader reader = reader();
+            while (reader.nextFrame()) {
+                // until the error
+            }
+        });
+        assertInstanceOf(Http2Error.ConnectionError.class, e, e.getMessage());
+        assertEquals(code, e.code(), e.getMessage());
+    }
+
+    private void assertStreamError(int streamId, Http2ErrorCode code) throws Exception {
+        writer.flush();
+        Http2Error e = assertThrows(Http2Error.class, () -> reader().nextFrame());
+        Http2Error.StreamError s = assertInstanceOf(Http2Error.StreamError.class, e, e.getMessage());
+        assertEquals(streamId, s.streamId());
+        assertEquals(code, e.code(), e.getMessage());
+    }
+
+    private List<String> readAll() throws Exception {
+        writer.flush();
+        FrameReader reader = reader();
+        while (reader.nextFrame()) {
+            // every frame goes to the recorder
+        }
+        return seen.frames;
+    }
+
+    private FrameReader reader() {
+        return new FrameReader(new ByteArrayInputStream(wire.toByteArray()), seen);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+}

@@ -1,0 +1,162 @@
+package io.continuum.broker.h2;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+/** What the writer writes, the reader reads back: every frame type, and header blocks larger than one frame. */
+class FrameRoundTripTest {
+    private final ByteArrayOutputStream wire = new ByteArrayOutputStream();
+    private final FrameWriter writer = new FrameWriter(wire);
+    private final Recorder seen = new Recorder();
+
+    @Test
+    void everyFrameTypeComesBackAsWritten() throws Exception {
+        Map<Integer, Long> settings = new LinkedHashMap<>();
+        settings.put(0x3, 100L);
+        settings.put(0x4, 1L << 20);
+        writer.settings(settings);
+        writer.settingsAck();
+        writer.ping(false, 42);
+        writer.ping(true, 42);
+        writer.headers(1, false, List.of(new HeaderField(":method", "POST"), new HeaderField(":scheme", "https"),
+                new HeaderField(":authority", "router.example.com"), new HeaderField(":path", "/bus/v1/session"),
+                new HeaderField("content-type", "application/x-continuum-bus")));
+        writer.data(1, false, bytes("hello"), 0, 5);
+        writer.data(1, true, new byte[0], 0, 0);
+        writer.windowUpdate(0, 1000);
+        writer.windowUpdate(1, 5);
+        writer.rstStream(3, 8);
+        writer.goAway(7, 0, bytes("bye"));
+        writer.frame(0xB, 0, 0, new byte[] {1, 2});
+        writer.flush();
+
+        readAll();
+        assertEquals(List.of("SETTINGS {3=100, 4=1048576}", "SETTINGS ACK", "PING 42", "PING ACK 42",
+                "HEADERS 1 5 fields", "DATA 1 hello (5)", "DATA 1 END_STREAM  (0)", "WINDOW_UPDATE 0 1000",
+                "WINDOW_UPDATE 1 5", "RST_STREAM 3 8", "GOAWAY 7 0 bye", "UNKNOWN 11 0 [1, 2]"), seen.frames);
+        assertEquals(List.of(new HeaderField(":method", "POST"), new HeaderField(":scheme", "https"),
+                new HeaderField(":authority", "router.example.com"), new HeaderField(":path", "/bus/v1/session"),
+                new HeaderField("content-type", "application/x-continuum-bus")), seen.headerBlocks.get(0));
+    }
+
+    @Test
+    void aResponseHeadComesBackWithItsStatus() throws Exception {
+        writer.headers(1, true, List.of(new HeaderField(":status", "404"), new HeaderField("retry-after", "5")));
+        writer.flush();
+        readAll();
+        assertEquals(List.of(new HeaderField(":status", "404"), new HeaderField("retry-after", "5")),
+                seen.headerBlocks.get(0));
+        assertEquals(List.of("HEADERS 1 END_STREAM 2 fields"), seen.frames);
+    }
+
+    @Test
+    void aHeaderBlockLargerThanOneFrameGoesAsHeadersAndContinuations() throws Exception {
+        List<HeaderField> fields = new ArrayList<>();
+        fields.add(new HeaderField(":status", "200"));
+        for (int i = 0; i < 40; i++) {
+            fields.add(new HeaderField("x-large-" + i, "v".repeat(1_000) + i));
+        }
+        writer.headers(3, false, fields);
+        writer.flush();
+
+        List<Integer> types = frameTypes(wire.toByteArray());
+        assertEquals(0x1, types.get(0));
+        assertFalse(types.size() < 3, "40 KB of fields need CONTINUATIONs after a 16 KiB HEADERS: " + types);
+        types.subList(1, types.size()).forEach(t -> assertEquals(0x9, t));
+        readAll();
+        assertEquals(List.of("HEADERS 3 41 fields"), seen.frames);
+        assertEquals(sorted(fields), sorted(seen.headerBlocks.get(0)));
+    }
+
+    @Test
+    void dataLargerThanThePeersMaximumFrameSizeIsSplitAndEndsOnTheLast() throws Exception {
+        byte[] big = new byte[40_000];
+        java.util.Arrays.fill(big, (byte) 'x');
+        writer.data(5, true, big, 0, big.length);
+        writer.flush();
+        assertEquals(List.of(0x0, 0x0, 0x0), frameTypes(wire.toByteArray()));
+        readAll();
+        assertEquals(3, seen.frames.size());
+        assertEquals("DATA 5 END_STREAM " + "x".repeat(40_000 - 2 * 16_384) + " (" + (40_000 - 2 * 16_384) + ")",
+                seen.frames.get(2));
+    }
+
+    @Test
+    void theEncoderFollowsThePeersHeaderTableSizeAndSaysSo() throws Exception {
+        List<HeaderField> fields = List.of(new HeaderField(":status", "200"),
+                new HeaderField("x-repeated", "a value the dynamic table would index"));
+        writer.headers(1, false, fields);
+        writer.applyPeerSettings(Map.of(0x1, 0L)); // the peer allows no dynamic table
+        writer.headers(3, false, fields);
+        writer.headers(5, false, fields);
+        writer.flush();
+        readAll();
+        assertEquals(List.of(fields, fields, fields), seen.headerBlocks);
+    }
+
+    @Test
+    void gatheredFramesReachTheStreamInOneWrite() throws Exception {
+        CountingStream counting = new CountingStream();
+        FrameWriter w = new FrameWriter(counting);
+        for (int i = 0; i < 10; i++) {
+            w.data(1, false, bytes("chunk"), 0, 5);
+        }
+        w.flush();
+        assertEquals(1, counting.writes);
+        assertEquals(10 * (9 + 5), counting.bytes);
+    }
+
+    private void readAll() throws Exception {
+        FrameReader reader = new FrameReader(new ByteArrayInputStream(wire.toByteArray()), seen);
+        while (reader.nextFrame()) {
+            // every frame goes to the recorder
+        }
+    }
+
+    private static List<Integer> frameTypes(byte[] bytes) {
+        List<Integer> types = new ArrayList<>();
+        for (int off = 0; off < bytes.length; ) {
+            int length = ((bytes[off] & 0xFF) << 16) | ((bytes[off + 1] & 0xFF) << 8) | (bytes[off + 2] & 0xFF);
+            types.add(bytes[off + 3] & 0xFF);
+            off += 9 + length;
+        }
+        return types;
+    }
+
+    /** The fields by name: the codec keeps pseudo-header fields first, the others in Helidon's order. */
+    private static List<HeaderField> sorted(List<HeaderField> fields) {
+        return fields.stream().sorted(java.util.Comparator.comparing(HeaderField::name)).toList();
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** Counts the writes that reach it. */
+    private static final class CountingStream extends java.io.OutputStream {
+        int writes;
+        int bytes;
+
+        @Override
+        public void write(int b) {
+            writes++;
+            bytes++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            writes++;
+            bytes += len;
+        }
+    }
+}
