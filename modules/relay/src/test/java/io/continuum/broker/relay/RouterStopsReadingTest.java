@@ -6,6 +6,9 @@ import static io.continuum.broker.relay.BrokerHarness.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -71,9 +74,11 @@ class RouterStopsReadingTest {
                      RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION);
              Heartbeats alive = new Heartbeats(router)) {
             await(raw.metrics()::connected, "welcomed");
-            stall(router, raw.metrics());
+            // The stall ends the session a second after it begins, maybe while the flood is still being sent.
+            Thread flood = flood(router, FLOOD);
 
             raw.peer().accept(WAIT).close(); // the reconnect: only once the stalled session has ended
+            flood.join();
             assertEquals(1, raw.metrics().get("session_ends_total{reason=idle_timeout}"));
             assertTrue(firstEnd(raw).detail().contains("took no session frame for"), firstEnd(raw).detail());
         }
@@ -92,15 +97,7 @@ class RouterStopsReadingTest {
              RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT, welcome(60_000, 20_000, 1_024),
                      RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {
             await(raw.metrics()::connected, "welcomed");
-            Thread flood = Thread.ofVirtual().start(() -> {
-                try {
-                    for (long id = 1; id <= 5_000; id++) {
-                        router.sendWithinWindow(unadvertised(id), WAIT);
-                    }
-                } catch (Exception e) {
-                    // the session ended under the flood: the broker closed the connection
-                }
-            });
+            Thread flood = flood(router, 5_000);
 
             raw.peer().accept(WAIT).close(); // the reconnect: only once the bound ended the session
             flood.join();
@@ -110,6 +107,34 @@ class RouterStopsReadingTest {
             assertTrue(waiting.find(), detail);
             int frames = Integer.parseInt(waiting.group(1));
             assertTrue(frames > 2_048 && frames <= 2_048 + 64, "the frame past 1,024 + 1,024 ended it: " + detail);
+        }
+    }
+
+    /**
+     * R-MET: {@code stream_closes_total} counts exactly the {@code stream_closed} frames sent. A publisher ends while
+     * the session stream is stalled; its {@code stream_closed upstream_closed} waits for the writer, the session ends
+     * (a shutdown) before it can be written, and it is dropped: not counted.
+     */
+    @Test
+    void aStreamClosedDroppedWithItsSessionIsNotCounted() throws Exception {
+        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.getLocalPort());
+             RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT, welcome(60_000, 20_000, 1_024),
+                     RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {
+            await(raw.metrics()::connected, "welcomed");
+            router.subscribe(FLOOD + 1, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+            try (Socket upstream = publisher.accept()) {
+                router.await(Frame.StreamOpened.class, f -> f.streamId() == FLOOD + 1, WAIT);
+                stall(router, raw.metrics());
+
+                upstream.close(); // EOF: the stream ends upstream_closed, its answer waits behind the stalled writer
+                await(() -> raw.broker().status().openStreams().isEmpty(), "the stream left the table");
+                raw.broker().shutdown(Duration.ofMillis(200));
+
+                assertEquals(0, raw.metrics().get("stream_closes_total{code=upstream_closed}"),
+                        "the stream_closed that was never written is not counted");
+                assertTrue(router.busFrames().stream().noneMatch(f -> f instanceof Frame.StreamClosed));
+            }
         }
     }
 
@@ -144,6 +169,22 @@ class RouterStopsReadingTest {
         await(() -> metrics.get("subscribes_total{result=refused}") == FLOOD, "every subscribe refused");
         long got = router.busFrames().stream().filter(f -> f instanceof Frame.StreamRefused).count();
         assertTrue(got < FLOOD, "the session stream's window holds fewer than " + FLOOD + " refusals: " + got);
+    }
+
+    /**
+     * Sends {@code count} subscribes for an unadvertised publisher within the broker's windows, on a thread of its
+     * own, until done or the session ends under it (the broker then closes the connection and grants no more).
+     */
+    private static Thread flood(RawBusRouter router, int count) {
+        return Thread.ofVirtual().name("router-flood").start(() -> {
+            try {
+                for (long id = 1; id <= count; id++) {
+                    router.sendWithinWindow(unadvertised(id), WAIT);
+                }
+            } catch (Exception e) {
+                // the session ended under the flood
+            }
+        });
     }
 
     private static Frame.Subscribe unadvertised(long id) {
