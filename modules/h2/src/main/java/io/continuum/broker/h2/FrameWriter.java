@@ -41,9 +41,8 @@ public final class FrameWriter {
         if (maxFrame != null) {
             peerMaxFrameSize = Math.toIntExact(maxFrame);
         }
-        Long tableSize = settings.get(0x1);
-        if (tableSize != null) {
-            hpack.peerTableSize(tableSize);
+        if (settings.containsKey(0x1)) {
+            hpack.peerTableSizeChanged();
         }
     }
 

@@ -75,7 +75,7 @@ final class Hpack {
      * honoured; the next block starts with a size update to 0 all the same (RFC 7541 section 4.2), so the peer's
      * table holds nothing of ours whatever it allowed.
      */
-    void peerTableSize(long size) {
+    void peerTableSizeChanged() {
         sizeUpdatePending = true;
     }
 

@@ -191,6 +191,9 @@ public final class RawH2Peer implements AutoCloseable {
             long deadline = System.nanoTime() + timeout.toNanos();
             synchronized (granted) {
                 while (granted.getOrDefault(streamId, 0L) < total) {
+                    if (socket.isClosed()) {
+                        throw new TimeoutException("the connection closed: the client grants no more window");
+                    }
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         throw new TimeoutException("the client granted no window on stream " + streamId);
@@ -264,6 +267,9 @@ public final class RawH2Peer implements AutoCloseable {
                 socket.close();
             } catch (IOException ignored) {
                 // closing
+            }
+            synchronized (granted) {
+                granted.notifyAll(); // a sender waiting for window learns the connection is gone
             }
         }
 
