@@ -146,6 +146,78 @@ class ConnectionDeathTest {
         }
     }
 
+    /**
+     * A peer that stops taking bytes off its socket (its TCP receive window stays shut) while the connection is
+     * otherwise fine: a DATA write blocks inside the socket write holding the connection's frame writer, other
+     * writes queue behind it, and the keepalive's PING cannot go out. The keepalive still declares the connection
+     * dead within its bound (the PING is written from its own thread, the deadline does not wait for it), and
+     * closing the socket returns every blocked write.
+     */
+    @Test
+    void aPeerWhoseReceiveWindowStaysShutIsDeclaredDeadAndBlockedWritesReturn() throws Exception {
+        TransportSettings fast = TransportSettings.defaults()
+                .withKeepalive(Duration.ofMillis(200), Duration.ofMillis(500));
+        int wide = Integer.MAX_VALUE;
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+             RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, (long) wide))) {
+            BusConnection connection = new HelidonBusConnector(fast).connect(endpoint(peer.busUrl()));
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            wire.sendWindowUpdate(0, wide - 65_535); // flow control never holds a write back: only the socket can
+            BusStream writing = connection.open(dataStream(1), WAIT);
+            BusStream releasing = connection.open(dataStream(2), WAIT);
+            wire.sendStatus200(1, false);
+            wire.sendStatus200(3, false);
+            writing.awaitResponseHead(WAIT);
+            releasing.awaitResponseHead(WAIT);
+            wire.sendData(3, new byte[1000], false);
+            assertEquals(1000, releasing.read().remaining()); // read, released only once the writer is stuck
+            wire.stopReading();
+
+            AtomicReference<Thread> writerThread = new AtomicReference<>();
+            Future<Throwable> writer = blocked(threads, () -> {
+                writerThread.set(Thread.currentThread());
+                while (true) {
+                    writing.write(ByteBuffer.wrap(new byte[65_536]));
+                }
+            });
+            TransportFixture.eventually(() -> inSocketWrite(writerThread.get()), WAIT,
+                    "the DATA writer is blocked inside the socket write");
+            Future<Throwable> release = blocked(threads, () -> releasing.release(1000)); // WINDOW_UPDATE: no window
+            Future<Throwable> end = blocked(threads, releasing::endRequest);
+
+            long start = System.nanoTime();
+            ConnectionLostException lost = assertInstanceOf(ConnectionLostException.class,
+                    writer.get(10, TimeUnit.SECONDS));
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertEquals(ConnectionLostException.Reason.KEEPALIVE_TIMEOUT, lost.reason());
+            Throwable releaseOutcome = release.get(10, TimeUnit.SECONDS);
+            assertTrue(releaseOutcome == null || releaseOutcome instanceof TransportException,
+                    "the WINDOW_UPDATE returns, written or failed: " + releaseOutcome);
+            Throwable endOutcome = end.get(10, TimeUnit.SECONDS);
+            assertTrue(endOutcome == null || endOutcome instanceof TransportException,
+                    "END_STREAM returns, written or failed: " + endOutcome);
+            assertFalse(connection.isOpen());
+            System.out.println("[transport] peer with a shut receive window declared dead after " + millis
+                    + " ms (bound " + fast.deathDetectionBound().toMillis() + " ms)");
+            connection.close();
+            wire.close();
+        }
+    }
+
+    /** Whether the thread is blocked writing to a socket (a TLS record on its way out). */
+    private static boolean inSocketWrite(Thread thread) {
+        if (thread == null) {
+            return false;
+        }
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().contains("SSLSocketImpl$AppOutputStream")
+                    || frame.getClassName().contains("NioSocketImpl") && frame.getMethodName().startsWith("write")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Test
     void goAwayFailsStreamsWithReasonGoaway() throws Exception {
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();

@@ -131,6 +131,8 @@ public final class RawH2Peer implements AutoCloseable {
         /** WINDOW_UPDATE increments the client granted, per stream id (0: the connection); guarded by itself. */
         private final Map<Integer, Long> granted = new java.util.HashMap<>();
         private volatile boolean answerPings = true;
+        /** Guarded by itself: while set, the read loop takes no bytes off the socket. */
+        private final boolean[] readingStopped = {false};
 
         Connection(SSLSocket socket) throws IOException {
             this.socket = socket;
@@ -162,6 +164,16 @@ public final class RawH2Peer implements AutoCloseable {
          */
         public void answerPings(boolean on) {
             answerPings = on;
+        }
+
+        /**
+         * Stops taking bytes off the socket (after the frame being read, if any), while the test may still send:
+         * the peer's TCP receive window fills, then the client's socket writes block. Lasts until {@link #close}.
+         */
+        public void stopReading() {
+            synchronized (readingStopped) {
+                readingStopped[0] = true;
+            }
         }
 
         /**
@@ -271,11 +283,31 @@ public final class RawH2Peer implements AutoCloseable {
             synchronized (granted) {
                 granted.notifyAll(); // a sender waiting for window learns the connection is gone
             }
+            synchronized (readingStopped) {
+                readingStopped.notifyAll();
+            }
+        }
+
+        private void awaitReading() throws IOException {
+            synchronized (readingStopped) {
+                while (readingStopped[0]) {
+                    if (socket.isClosed()) {
+                        throw new IOException("closed while not reading");
+                    }
+                    try {
+                        readingStopped.wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IOException("interrupted", e);
+                    }
+                }
+            }
         }
 
         void readLoop() throws IOException {
             try {
                 while (true) {
+                    awaitReading();
                     byte[] header = new byte[9];
                     in.readFully(header);
                     int length = ((header[0] & 0xFF) << 16) | ((header[1] & 0xFF) << 8) | (header[2] & 0xFF);
