@@ -4,6 +4,7 @@
  */
 module io.continuum.broker.testing {
     requires transitive io.continuum.broker.protocol;
+    requires transitive io.continuum.broker.h2;
     requires io.helidon.webserver;
     requires io.helidon.webserver.http2;
     requires io.helidon.http.http2;

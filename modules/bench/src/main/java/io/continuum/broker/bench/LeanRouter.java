@@ -1,20 +1,22 @@
 package io.continuum.broker.bench;
 
-import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -25,13 +27,17 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
+import io.continuum.broker.h2.FrameHandler;
+import io.continuum.broker.h2.FrameReader;
+import io.continuum.broker.h2.FrameWriter;
+import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2Error;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.ProtocolException;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
-import io.continuum.broker.testing.router.HpackInspector;
 
 /**
  * A router that costs far less than the broker, so that a measurement of the broker's own CPU and latency is not
@@ -63,15 +69,7 @@ public final class LeanRouter {
     private static final int STREAM_WINDOW = Integer.getInteger("bench.leanStreamWindow", 1 << 20);
     private static final int CONNECTION_WINDOW = 1 << 30;
     private static final int MAX_FRAME = Integer.getInteger("bench.leanMaxFrame", 16_384);
-    private static final byte[] PREFACE_SETTINGS;
-
-    static {
-        // INITIAL_WINDOW_SIZE (0x4), MAX_FRAME_SIZE (0x5), MAX_CONCURRENT_STREAMS (0x3)
-        PREFACE_SETTINGS = new byte[18];
-        putSetting(PREFACE_SETTINGS, 0, 0x4, STREAM_WINDOW);
-        putSetting(PREFACE_SETTINGS, 6, 0x5, MAX_FRAME);
-        putSetting(PREFACE_SETTINGS, 12, 0x3, 8_192);
-    }
+    private static final HeaderField STATUS_200 = new HeaderField(":status", "200");
 
     private final SSLServerSocket listener;
     private final Map<Long, Downstream> byBusId = new ConcurrentHashMap<>();
@@ -172,7 +170,7 @@ public final class LeanRouter {
                 Thread.sleep(3_000);
                 Conn c = conn;
                 if (c != null && c.welcomed) {
-                    c.send(0x0, 0, c.sessionStream, hb, 0, hb.length);
+                    c.sendData(c.sessionStream, false, hb, 0, hb.length);
                 }
             } catch (InterruptedException e) {
                 return;
@@ -248,7 +246,7 @@ public final class LeanRouter {
             byte[] subscribe = FrameCodec.encodeJson("{\"type\":\"subscribe\",\"stream_id\":" + busId
                     + ",\"target\":{\"kind\":\"zmq_tcp\",\"namespace\":\"" + LoadHarness.NAMESPACE
                     + "\",\"host\":\"127.0.0.1\",\"port\":" + publisherPort + "}}");
-            c.send(0x0, 0, c.sessionStream, subscribe, 0, subscribe.length);
+            c.sendData(c.sessionStream, false, subscribe, 0, subscribe.length);
             if (!opened.await(30, TimeUnit.SECONDS) || h2Stream == 0) {
                 log("stream " + busId + " not opened");
                 return null;
@@ -256,9 +254,9 @@ public final class LeanRouter {
             return c;
         }
 
-        /** The response's HEADERS: :status 200 (static index 8), END_HEADERS. */
+        /** The response's HEADERS: {@code :status 200}. */
         void respond(Conn c) throws IOException {
-            c.send(0x1, 0x4, h2Stream, new byte[] {(byte) 0x88}, 0, 1);
+            c.sendStatus200(h2Stream, false);
         }
 
         /** The publisher's next bytes, on the connection's thread; false when this stream is of no further use. */
@@ -298,9 +296,9 @@ public final class LeanRouter {
                 byte[] buf = new byte[8_192];
                 int n;
                 while ((n = in.read(buf)) > 0) {
-                    c.send(0x0, 0, h2Stream, buf, 0, n);
+                    c.sendData(h2Stream, false, buf, 0, n);
                 }
-                c.send(0x0, 0x1, h2Stream, buf, 0, 0);
+                c.sendData(h2Stream, true, buf, 0, 0);
             } catch (IOException | InterruptedException e) {
                 // the subscriber or the connection went away
             } finally {
@@ -351,7 +349,7 @@ public final class LeanRouter {
         void opened(Conn c, int stream) throws IOException {
             h2Stream = stream;
             respond(c);
-            c.send(0x0, 0, stream, ZmtpSubscriber.HELLO, 0, ZmtpSubscriber.HELLO.length);
+            c.sendData(stream, false, ZmtpSubscriber.HELLO, 0, ZmtpSubscriber.HELLO.length);
             sinksOpened.incrementAndGet();
             opened.countDown();
         }
@@ -373,7 +371,7 @@ public final class LeanRouter {
             return switch (zmtp.feed(p, off, len)) {
                 case OK -> true;
                 case SUBSCRIBE -> {
-                    c.send(0x0, 0, h2Stream, ZmtpSubscriber.SUBSCRIBE_ALL, 0, ZmtpSubscriber.SUBSCRIBE_ALL.length);
+                    c.sendData(h2Stream, false, ZmtpSubscriber.SUBSCRIBE_ALL, 0, ZmtpSubscriber.SUBSCRIBE_ALL.length);
                     yield true;
                 }
                 case BROKEN -> false;
@@ -382,7 +380,7 @@ public final class LeanRouter {
 
         @Override
         void publisherEnded(Conn c) throws IOException {
-            c.send(0x0, 0x1, h2Stream, ZmtpSubscriber.SUBSCRIBE_ALL, 0, 0); // our end of the stream
+            c.sendData(h2Stream, true, ZmtpSubscriber.SUBSCRIBE_ALL, 0, 0); // our end of the stream
         }
 
         @Override
@@ -391,12 +389,11 @@ public final class LeanRouter {
         }
     }
 
-    /** The broker's connection. */
-    private final class Conn {
+    /** The broker's connection, read and written with the project's frame codec. */
+    private final class Conn implements FrameHandler {
         final SSLSocket socket;
-        final DataInputStream in;
-        final OutputStream out;
-        final HpackInspector hpack = new HpackInspector();
+        final FrameReader reader;
+        final FrameWriter writer;
         final FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
         volatile int sessionStream;
         volatile boolean welcomed; // no heartbeat may precede the welcome
@@ -406,122 +403,102 @@ public final class LeanRouter {
             this.socket = socket;
             socket.setTcpNoDelay(true);
             socket.startHandshake();
-            in = new DataInputStream(socket.getInputStream());
-            out = new BufferedOutputStream(socket.getOutputStream(), 32_768);
-            in.readFully(new byte[24]);
-            send(0x4, 0, 0, PREFACE_SETTINGS, 0, PREFACE_SETTINGS.length);
-            send(0x8, 0, 0, int32(CONNECTION_WINDOW - 65_535), 0, 4);
+            try {
+                FrameReader.readClientPreface(socket.getInputStream());
+            } catch (Http2Error e) {
+                throw new IOException(e);
+            }
+            reader = new FrameReader(socket.getInputStream(), this);
+            reader.maxFrameSize(Math.max(MAX_FRAME, FrameReader.DEFAULT_MAX_FRAME_SIZE));
+            writer = new FrameWriter(socket.getOutputStream());
+            Map<Integer, Long> settings = new LinkedHashMap<>();
+            settings.put(0x4, (long) STREAM_WINDOW); // INITIAL_WINDOW_SIZE
+            settings.put(0x5, (long) MAX_FRAME);     // MAX_FRAME_SIZE
+            settings.put(0x3, 8_192L);               // MAX_CONCURRENT_STREAMS
+            writer.settings(settings);
+            writer.windowUpdate(0, CONNECTION_WINDOW - 65_535);
+            writer.flush();
         }
 
-        synchronized void send(int type, int flags, int stream, byte[] p, int off, int len) throws IOException {
-            out.write(len >>> 16);
-            out.write(len >>> 8);
-            out.write(len);
-            out.write(type);
-            out.write(flags);
-            out.write(int32(stream));
-            out.write(p, off, len);
-            out.flush();
-        }
-
-        void readLoop() throws IOException {
-            byte[] h = new byte[9];
-            byte[] payload = new byte[Math.max(MAX_FRAME, 16_384)];
-            byte[] headerBlock = null;
-            int headerStream = 0;
-            while (true) {
-                in.readFully(h);
-                int len = ((h[0] & 0xFF) << 16) | ((h[1] & 0xFF) << 8) | (h[2] & 0xFF);
-                int type = h[3] & 0xFF;
-                int flags = h[4] & 0xFF;
-                int stream = ((h[5] & 0x7F) << 24) | ((h[6] & 0xFF) << 16) | ((h[7] & 0xFF) << 8) | (h[8] & 0xFF);
-                if (len > payload.length) {
-                    payload = new byte[len];
-                }
-                in.readFully(payload, 0, len);
-                int off = 0;
-                int end = len;
-                if ((type == 0x0 || type == 0x1) && (flags & 0x8) != 0) { // PADDED
-                    end -= payload[0] & 0xFF;
-                    off = 1;
-                }
-                switch (type) {
-                    case 0x0 -> data(stream, flags, payload, off, end, len);
-                    case 0x1, 0x9 -> {
-                        if (type == 0x1 && (flags & 0x20) != 0) { // PRIORITY
-                            off += 5;
-                        }
-                        byte[] frag = java.util.Arrays.copyOfRange(payload, off, end);
-                        headerBlock = headerBlock == null ? frag : concat(headerBlock, frag);
-                        headerStream = stream;
-                        if ((flags & 0x4) != 0) {
-                            headers(headerStream, headerBlock);
-                            headerBlock = null;
-                        }
-                    }
-                    case 0x3 -> {
-                        Downstream d = byH2Stream.remove(stream);
-                        if (d != null) {
-                            resets.incrementAndGet();
-                            d.cut();
-                        }
-                    }
-                    case 0x4 -> {
-                        if ((flags & 0x1) == 0) {
-                            send(0x4, 0x1, 0, payload, 0, 0);
-                        }
-                    }
-                    case 0x6 -> {
-                        if ((flags & 0x1) == 0) {
-                            send(0x6, 0x1, 0, payload, 0, len);
-                        }
-                    }
-                    case 0x7 -> log("GOAWAY from the broker: last stream " + (((payload[0] & 0x7F) << 24)
-                            | ((payload[1] & 0xFF) << 16) | ((payload[2] & 0xFF) << 8) | (payload[3] & 0xFF))
-                            + ", error " + payload[7] + ", " + new String(payload, 8, len - 8, StandardCharsets.UTF_8));
-                    default -> {
-                        // WINDOW_UPDATE, PRIORITY: the router sends little and ignores the broker's window
-                    }
-                }
+        /** DATA on a stream (split at the broker's maximum frame size); an empty one with END_STREAM ends it. */
+        void sendData(int stream, boolean endStream, byte[] p, int off, int len) throws IOException {
+            synchronized (writer) {
+                writer.data(stream, endStream, p, off, len);
+                writer.flush();
             }
         }
 
-        private void headers(int stream, byte[] block) throws IOException {
+        /** A response head: {@code :status 200}, and the bus content type on the session. */
+        void sendStatus200(int stream, boolean session) throws IOException {
+            List<HeaderField> head = session
+                    ? List.of(STATUS_200, new HeaderField("content-type", "application/x-continuum-bus"))
+                    : List.of(STATUS_200);
+            synchronized (writer) {
+                writer.headers(stream, false, head);
+                writer.flush();
+            }
+        }
+
+        void sendReset(int stream, int errorCode) throws IOException {
+            synchronized (writer) {
+                writer.rstStream(stream, errorCode);
+                writer.flush();
+            }
+        }
+
+        void readLoop() throws IOException {
+            try {
+                while (reader.nextFrame()) {
+                    // every frame goes to this connection's handler methods
+                }
+            } catch (Http2Error e) {
+                throw new IOException("the broker broke an HTTP/2 rule", e);
+            }
+        }
+
+        @Override
+        public void headers(int stream, boolean endStream, List<HeaderField> fields) throws Http2Error {
             String path = null;
-            for (HpackInspector.Field f : hpack.decode(block)) {
+            for (HeaderField f : fields) {
                 if (f.name().equals(":path")) {
                     path = f.value();
                 }
             }
-            if ("/bus/v1/session".equals(path)) {
-                sessionStream = stream;
-                // :status 200, then content-type (static name 31) as a literal without indexing
-                byte[] ct = "application/x-continuum-bus".getBytes(StandardCharsets.US_ASCII);
-                byte[] block200 = new byte[4 + ct.length];
-                block200[0] = (byte) 0x88;
-                block200[1] = 0x0F;
-                block200[2] = 0x10;
-                block200[3] = (byte) ct.length;
-                System.arraycopy(ct, 0, block200, 4, ct.length);
-                send(0x1, 0x4, stream, block200, 0, block200.length);
-            } else if (path != null && path.startsWith("/bus/v1/streams/")) {
-                Downstream b = byBusId.get(Long.parseLong(path.substring("/bus/v1/streams/".length())));
-                if (b == null) {
-                    send(0x3, 0, stream, int32(0x8), 0, 4); // CANCEL
-                    return;
+            try {
+                if ("/bus/v1/session".equals(path)) {
+                    sessionStream = stream;
+                    sendStatus200(stream, true);
+                } else if (path != null && path.startsWith("/bus/v1/streams/")) {
+                    Downstream b = byBusId.get(Long.parseLong(path.substring("/bus/v1/streams/".length())));
+                    if (b == null) {
+                        sendReset(stream, 0x8); // CANCEL
+                        return;
+                    }
+                    byH2Stream.put(stream, b);
+                    b.opened(this, stream);
+                } else {
+                    log("unexpected request " + path);
+                    sendReset(stream, 0x7); // REFUSED_STREAM
                 }
-                byH2Stream.put(stream, b);
-                b.opened(this, stream);
-            } else {
-                log("unexpected request " + path);
-                send(0x3, 0, stream, int32(0x7), 0, 4); // REFUSED_STREAM
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
         }
 
-        private void data(int stream, int flags, byte[] p, int off, int end, int len) throws IOException {
+        @Override
+        public void data(int stream, boolean endStream, ByteBuffer data, int flowControlled) {
+            try { // the bytes are written onward (or decoded) before returning: the reader reuses its buffer
+                onData(stream, endStream, data.array(), data.arrayOffset() + data.position(), data.remaining(),
+                        flowControlled);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private void onData(int stream, boolean endStream, byte[] p, int off, int n, int len) throws IOException {
             if (stream == sessionStream) {
                 try {
-                    decoder.decode(p, off, end - off, this::clientFrame);
+                    decoder.decode(p, off, n, this::clientFrame);
                 } catch (ProtocolException e) {
                     throw new IOException("bad session frame", e);
                 }
@@ -530,14 +507,14 @@ public final class LeanRouter {
             }
             Downstream d = byH2Stream.get(stream);
             if (d != null) {
-                if (!d.receive(this, p, off, end - off)) {
+                if (!d.receive(this, p, off, n)) {
                     byH2Stream.remove(stream);
-                    send(0x3, 0, stream, int32(0x8), 0, 4); // CANCEL
+                    sendReset(stream, 0x8); // CANCEL
                     d.cut();
                     d = null;
                 }
-                dataBytes.addAndGet(end - off);
-                if ((flags & 0x1) != 0 && d != null) { // the publisher closed
+                dataBytes.addAndGet(n);
+                if (endStream && d != null) { // the publisher closed
                     byH2Stream.remove(stream);
                     d.publisherEnded(this);
                 }
@@ -545,19 +522,73 @@ public final class LeanRouter {
             ack(d, len);
         }
 
-        private void ack(Downstream b, int len) throws IOException {
-            int step = STREAM_WINDOW / 4;
-            if (b != null) {
-                b.unacked += len;
-                if (b.unacked >= step) {
-                    send(0x8, 0, b.h2Stream, int32(b.unacked), 0, 4);
-                    b.unacked = 0;
+        @Override
+        public void rstStream(int stream, int errorCode) {
+            Downstream d = byH2Stream.remove(stream);
+            if (d != null) {
+                resets.incrementAndGet();
+                d.cut();
+            }
+        }
+
+        @Override
+        public void settings(boolean ack, Map<Integer, Long> values) {
+            if (!ack) {
+                synchronized (writer) {
+                    writer.applyPeerSettings(values);
+                    writer.settingsAck();
+                    flushQuietly();
                 }
             }
-            connUnacked += len;
-            if (connUnacked >= CONNECTION_WINDOW / 4) {
-                send(0x8, 0, 0, int32((int) connUnacked), 0, 4);
-                connUnacked = 0;
+        }
+
+        @Override
+        public void ping(boolean ack, long payload) {
+            if (!ack) {
+                synchronized (writer) {
+                    writer.ping(true, payload);
+                    flushQuietly();
+                }
+            }
+        }
+
+        @Override
+        public void goAway(int lastStreamId, int errorCode, byte[] debugData) {
+            log("GOAWAY from the broker: last stream " + lastStreamId + ", error " + errorCode + ", "
+                    + new String(debugData, StandardCharsets.UTF_8));
+        }
+
+        // WINDOW_UPDATE, PRIORITY: the router sends little and ignores the broker's window
+
+        private void flushQuietly() {
+            try {
+                writer.flush();
+            } catch (IOException e) {
+                closeQuietly(socket); // the read loop ends at its next read
+            }
+        }
+
+        private void ack(Downstream b, int len) throws IOException {
+            int step = STREAM_WINDOW / 4;
+            boolean any = false;
+            synchronized (writer) {
+                if (b != null) {
+                    b.unacked += len;
+                    if (b.unacked >= step) {
+                        writer.windowUpdate(b.h2Stream, b.unacked);
+                        b.unacked = 0;
+                        any = true;
+                    }
+                }
+                connUnacked += len;
+                if (connUnacked >= CONNECTION_WINDOW / 4) {
+                    writer.windowUpdate(0, (int) connUnacked);
+                    connUnacked = 0;
+                    any = true;
+                }
+                if (any) {
+                    writer.flush();
+                }
             }
         }
 
@@ -567,7 +598,7 @@ public final class LeanRouter {
                     case Frame.Hello h -> {
                         byte[] w = FrameCodec.encodeJson("{\"type\":\"welcome\",\"protocol_version\":1,"
                                 + "\"session_id\":\"lean\",\"max_streams\":4096}");
-                        send(0x0, 0, sessionStream, w, 0, w.length);
+                        sendData(sessionStream, false, w, 0, w.length);
                         welcomed = true;
                         sessionUp.countDown();
                         log("session welcomed (" + h.clientId() + ")");
@@ -602,21 +633,5 @@ public final class LeanRouter {
         } catch (IOException ignored) {
             // closing
         }
-    }
-
-    private static byte[] concat(byte[] a, byte[] b) {
-        byte[] r = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, r, a.length, b.length);
-        return r;
-    }
-
-    private static byte[] int32(int v) {
-        return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
-    }
-
-    private static void putSetting(byte[] a, int at, int id, int value) {
-        a[at] = (byte) (id >>> 8);
-        a[at + 1] = (byte) id;
-        System.arraycopy(int32(value), 0, a, at + 2, 4);
     }
 }

@@ -1,5 +1,6 @@
 package io.continuum.broker.h2;
 
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 
@@ -9,8 +10,12 @@ import java.util.Map;
  * thread, in wire order. Defaults ignore the frame, so a handler implements what it cares about.
  */
 public interface FrameHandler {
-    /** DATA; {@code flowControlled} is the frame's whole length, padding included (what counts against windows). */
-    default void data(int streamId, boolean endStream, byte[] data, int flowControlled) throws Http2Error {
+    /**
+     * DATA; {@code flowControlled} is the frame's whole length, padding included (what counts against windows).
+     * {@code data} is a view of the reader's buffer, valid until this method returns (the next frame is read into
+     * the same buffer): a handler copies what it keeps, or writes it onward before returning.
+     */
+    default void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) throws Http2Error {
     }
 
     /** HEADERS and its CONTINUATIONs, decoded in order (pseudo-header fields first, as sent). */

@@ -48,9 +48,10 @@ public final class FrameReader {
 
     private final DataInputStream in;
     private final FrameHandler handler;
-    private final Hpack hpack = new Hpack();
+    private final HpackDecoder hpack = new HpackDecoder();
     private final byte[] header = new byte[9];
     private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+    private byte[] dataBuffer = new byte[DEFAULT_MAX_FRAME_SIZE];
     // a header block under way: its stream, END_STREAM of its HEADERS, the fragments so far
     private int blockStream;
     private boolean blockEndStream;
@@ -110,14 +111,15 @@ public final class FrameReader {
             throw connectionError(Http2ErrorCode.FRAME_SIZE, "frame of " + length + " bytes exceeds SETTINGS_MAX_FRAME_SIZE "
                     + maxFrameSize);
         }
-        byte[] payload = new byte[length];
-        in.readFully(payload);
+        // DATA is read into one reused buffer (handed over as a view, see FrameHandler#data): no allocation per frame
+        byte[] payload = type == DATA ? dataBuffer(length) : new byte[length];
+        in.readFully(payload, 0, length);
         if (block != null && (type != CONTINUATION || streamId != blockStream)) {
             throw connectionError(Http2ErrorCode.PROTOCOL, "a header block of stream " + blockStream
                     + " is open: expected CONTINUATION on it, got type " + type + " on stream " + streamId);
         }
         switch (type) {
-            case DATA -> data(flags, streamId, payload);
+            case DATA -> data(flags, streamId, payload, length);
             case HEADERS -> headers(flags, streamId, payload);
             case PRIORITY -> priority(streamId, payload);
             case RST_STREAM -> rstStream(streamId, payload);
@@ -135,16 +137,23 @@ public final class FrameReader {
         return true;
     }
 
-    private void data(int flags, int streamId, byte[] payload) throws Http2Error {
+    private void data(int flags, int streamId, byte[] buffer, int length) throws Http2Error {
         requireStream(DATA, streamId);
-        int[] range = unpadded(flags, payload, 0);
-        byte[] data = Arrays.copyOfRange(payload, range[0], range[1]);
-        handler.data(streamId, (flags & END_STREAM) != 0, data, payload.length);
+        int[] range = unpadded(flags, buffer, length, 0);
+        handler.data(streamId, (flags & END_STREAM) != 0, ByteBuffer.wrap(buffer, range[0], range[1] - range[0]),
+                length);
+    }
+
+    private byte[] dataBuffer(int length) {
+        if (dataBuffer.length < length) {
+            dataBuffer = new byte[Math.max(length, maxFrameSize)];
+        }
+        return dataBuffer;
     }
 
     private void headers(int flags, int streamId, byte[] payload) throws Http2Error {
         requireStream(HEADERS, streamId);
-        int[] range = unpadded(flags, payload, (flags & PRIORITY_FLAG) != 0 ? 5 : 0);
+        int[] range = unpadded(flags, payload, payload.length, (flags & PRIORITY_FLAG) != 0 ? 5 : 0);
         if ((flags & PRIORITY_FLAG) != 0) {
             int dependency = ByteBuffer.wrap(payload, range[0] - 5, 4).getInt() & 0x7FFF_FFFF;
             if (dependency == streamId) {
@@ -289,12 +298,15 @@ public final class FrameReader {
         handler.windowUpdate(streamId, increment);
     }
 
-    /** @return the data's [start, end) in the payload, after {@code skip} leading bytes (HEADERS' priority) */
-    private static int[] unpadded(int flags, byte[] payload, int skip) throws Http2Error {
+    /**
+     * @return the data's [start, end) in the payload's first {@code length} bytes, after {@code skip} leading bytes
+     *         (HEADERS' priority)
+     */
+    private static int[] unpadded(int flags, byte[] payload, int length, int skip) throws Http2Error {
         int start = 0;
-        int end = payload.length;
+        int end = length;
         if ((flags & PADDED) != 0) {
-            if (payload.length < 1) {
+            if (length < 1) {
                 throw connectionError(Http2ErrorCode.FRAME_SIZE, "PADDED frame without a pad length");
             }
             int padding = payload[0] & 0xFF;

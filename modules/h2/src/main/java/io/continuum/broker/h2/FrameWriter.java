@@ -19,7 +19,7 @@ import java.util.Map;
 public final class FrameWriter {
     private final OutputStream out;
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream(16 * 1024);
-    private final Hpack hpack = new Hpack();
+    private final HpackEncoder hpack = new HpackEncoder();
     private int peerMaxFrameSize = FrameReader.DEFAULT_MAX_FRAME_SIZE;
 
     /** @param out the connection's bytes */
@@ -41,8 +41,9 @@ public final class FrameWriter {
         if (maxFrame != null) {
             peerMaxFrameSize = Math.toIntExact(maxFrame);
         }
-        if (settings.containsKey(0x1)) {
-            hpack.peerTableSizeChanged();
+        Long tableSize = settings.get(0x1);
+        if (tableSize != null) {
+            hpack.peerTableSize(tableSize);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.continuum.broker.h2;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
@@ -102,6 +103,59 @@ class FrameRoundTripTest {
         writer.flush();
         readAll();
         assertEquals(List.of(fields, fields, fields), seen.headerBlocks);
+    }
+
+    @Test
+    void aFieldOfTheStaticTableIsOneByte() throws Exception {
+        writer.headers(1, false, List.of(new HeaderField(":status", "200")));
+        writer.flush();
+        assertArrayEquals(new byte[] {0, 0, 1, 0x1, 0x4, 0, 0, 0, 1, (byte) 0x88}, wire.toByteArray());
+    }
+
+    @Test
+    void aRepeatedFieldGoesAsAnIndexIntoTheDynamicTable() throws Exception {
+        HeaderField session = new HeaderField("continuum-session-id", "0123456789abcdef");
+        writer.headers(1, false, List.of(new HeaderField(":status", "200"), session));
+        writer.flush();
+        int first = wire.size();
+        writer.headers(3, false, List.of(new HeaderField(":status", "200"), session));
+        writer.flush();
+        byte[] bytes = wire.toByteArray();
+        assertEquals(9 + 2, bytes.length - first, "the second block is two indexes: 0x88 and 0xBE");
+        assertEquals((byte) 0xBE, bytes[bytes.length - 1]);
+        readAll();
+        assertEquals(List.of(List.of(new HeaderField(":status", "200"), session),
+                List.of(new HeaderField(":status", "200"), session)), seen.headerBlocks);
+    }
+
+    @Test
+    void aSensitiveFieldIsNeverIndexedAndReadBackSensitive() throws Exception {
+        HeaderField credential = HeaderField.sensitive("authorization", "Bearer secret-token");
+        writer.headers(1, false, List.of(new HeaderField(":method", "POST"), credential));
+        writer.headers(3, false, List.of(new HeaderField(":method", "POST"), credential));
+        writer.flush();
+        byte[] bytes = wire.toByteArray();
+        // :method POST is static index 3 (0x83); authorization is static name index 23 under the 4-bit prefix
+        assertEquals((byte) 0x83, bytes[9]);
+        assertEquals(0x10 | 0x0F, bytes[10] & 0xFF, "never-indexed literal, name index 23 = 15 + 8");
+        assertEquals(8, bytes[11]);
+        readAll();
+        assertEquals(List.of(List.of(new HeaderField(":method", "POST"), credential),
+                List.of(new HeaderField(":method", "POST"), credential)), seen.headerBlocks,
+                "both blocks carry it whole: it entered no table");
+    }
+
+    @Test
+    void anEntryLargerThanTheTableIsWrittenWithoutIndexing() throws Exception {
+        writer.applyPeerSettings(Map.of(0x1, 64L));
+        HeaderField big = new HeaderField("x-big", "v".repeat(100));
+        writer.headers(1, false, List.of(big));
+        writer.headers(3, false, List.of(big));
+        writer.flush();
+        byte[] bytes = wire.toByteArray();
+        assertEquals(0x20 | 0x1F, bytes[9] & 0xFF, "the first block announces the table size");
+        readAll();
+        assertEquals(List.of(List.of(big), List.of(big)), seen.headerBlocks);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.continuum.broker.h2;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -11,8 +12,10 @@ final class Recorder implements FrameHandler {
     final List<List<HeaderField>> headerBlocks = new ArrayList<>();
 
     @Override
-    public void data(int streamId, boolean endStream, byte[] data, int flowControlled) {
-        frames.add("DATA " + streamId + (endStream ? " END_STREAM" : "") + " " + new String(data) + " (" + flowControlled + ")");
+    public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) {
+        byte[] bytes = new byte[data.remaining()];
+        data.get(bytes);
+        frames.add("DATA " + streamId + (endStream ? " END_STREAM" : "") + " " + new String(bytes) + " (" + flowControlled + ")");
     }
 
     @Override

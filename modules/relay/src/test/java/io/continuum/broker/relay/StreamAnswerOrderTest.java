@@ -25,6 +25,7 @@ import java.util.logging.Logger;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.event.EventFields;
+import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.net.Cidr;
@@ -49,6 +50,8 @@ import io.continuum.broker.relay.api.Credential;
  */
 @ExtendWith(LeakCheck.class)
 class StreamAnswerOrderTest {
+    /** A new field: the codec writes it first as a literal with incremental indexing (dynamic index 62). */
+    private static final HeaderField LATE_FIELD = new HeaderField("x-late", "yes");
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final CountingMetrics metrics = new CountingMetrics();
     private final MutableView view = new MutableView().synced(true);
@@ -109,7 +112,7 @@ class StreamAnswerOrderTest {
         // a new stream's head refers to the entry the ignored header block added (HPACK index 62)
         subscribeOpened(router, 13, b);
         Socket upB2 = accept(b);
-        wire.send(RawH2Peer.Frame.HEADERS, 0x4, 7, new byte[] {(byte) 0x88, (byte) 0xBE});
+        wire.sendHeaders(7, false, new HeaderField(":status", "200"), LATE_FIELD); // LATE_FIELD goes as an index
         wire.sendData(7, "x".getBytes(StandardCharsets.US_ASCII), false);
         assertEquals("x", readExactly(upB2.getInputStream(), 1));
 
@@ -373,7 +376,7 @@ class StreamAnswerOrderTest {
             wire.sendData(stream, data, false);
         }
         wire.sendWindowUpdate(stream, 10_000);
-        wire.send(RawH2Peer.Frame.HEADERS, 0x4 | 0x1, stream, RawH2Peer.hpackLiteralWithIndexing("x-late", "yes"));
+        wire.sendHeaders(stream, true, LATE_FIELD); // a literal with incremental indexing: a dynamic table entry
         if (andReset) {
             wire.sendReset(stream, 0x8);
         }

@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -34,8 +35,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 class LateFramesOnResetStreamTest {
     private static final int RESET = 1;
     private static final int OTHER = 3;
-    /** HPACK literal with incremental indexing, new name: {@code x-late: yes} enters the dynamic table (index 62). */
-    private static final byte[] INDEXING_FIELD = RawH2Peer.hpackLiteralWithIndexing("x-late", "yes");
+    /** A new field: the codec writes it as a literal with incremental indexing, so it enters the dynamic table. */
+    private static final HeaderField INDEXING_FIELD = new HeaderField("x-late", "yes");
+    private static final HeaderField STATUS_200 = new HeaderField(":status", "200");
 
     enum Late {
         DATA_END_STREAM(false),
@@ -55,8 +57,8 @@ class LateFramesOnResetStreamTest {
             switch (this) {
                 case DATA_END_STREAM -> wire.sendData(RESET, new byte[1000], true);
                 case DATA -> wire.sendData(RESET, new byte[1000], false);
-                case TRAILERS_END_STREAM -> wire.send(RawH2Peer.Frame.HEADERS, 0x4 | 0x1, RESET, INDEXING_FIELD);
-                case HEADERS_NO_END_STREAM -> wire.send(RawH2Peer.Frame.HEADERS, 0x4, RESET, INDEXING_FIELD);
+                case TRAILERS_END_STREAM -> wire.sendHeaders(RESET, true, INDEXING_FIELD);
+                case HEADERS_NO_END_STREAM -> wire.sendHeaders(RESET, false, INDEXING_FIELD);
                 case WINDOW_UPDATE -> wire.sendWindowUpdate(RESET, 5000);
                 case RST_STREAM -> wire.sendReset(RESET, 0x8);
             }
@@ -97,9 +99,11 @@ class LateFramesOnResetStreamTest {
             assertEquals(RESET, rst.streamId());
             assertTrue(connection.isOpen(), "a late " + late + " on a reset stream must not end the connection");
 
-            // the other stream is untouched, and decodes a header the ignored block put into the dynamic table
-            byte[] head = late.indexes ? new byte[] {(byte) 0x88, (byte) 0xBE} : new byte[] {(byte) 0x88};
-            wire.send(RawH2Peer.Frame.HEADERS, 0x4, OTHER, head);
+            // the other stream is untouched, and decodes a header the ignored block put into the dynamic table (the
+            // codec sends it as index 62 now)
+            HeaderField[] head = late.indexes ? new HeaderField[] {STATUS_200, INDEXING_FIELD}
+                    : new HeaderField[] {STATUS_200};
+            wire.sendHeaders(OTHER, false, head);
             ResponseHead response = other.awaitResponseHead(WAIT);
             assertEquals(200, response.status());
             if (late.indexes) {

@@ -12,9 +12,11 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -166,8 +168,10 @@ class MalformedResponseTest {
             BusStream stream = connection.open(dataStream(1), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == MALFORMED, WAIT);
             byte[] body = "body".getBytes(StandardCharsets.US_ASCII);
-            wire.sendFrames(new RawH2Peer.Frame(RawH2Peer.Frame.HEADERS, 0x4, MALFORMED, new byte[] {(byte) 0x88}),
-                    new RawH2Peer.Frame(RawH2Peer.Frame.DATA, 0, MALFORMED, body));
+            wire.sendTogether(w -> {
+                w.headers(MALFORMED, false, List.of(new HeaderField(":status", "200")));
+                w.data(MALFORMED, false, body, 0, body.length);
+            });
             assertEquals(200, stream.awaitResponseHead(WAIT).status());
             ByteBuffer chunk = stream.read();
             assertEquals(body.length, chunk.remaining());

@@ -14,7 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import io.continuum.broker.testing.router.HpackInspector;
+import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -32,16 +32,14 @@ class WireLevelTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            HpackInspector hpack = new HpackInspector();
             for (int i = 1; i <= 3; i++) {
                 connection.open(dataStream(i), WAIT);
                 RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
                 assertFalse(headers.endStream(), "HEADERS without END_STREAM");
-                List<HpackInspector.Field> fields = hpack.decode(headers.payload());
-                HpackInspector.Field authorization = fields.stream()
+                List<HeaderField> fields = headers.fields();
+                HeaderField authorization = fields.stream()
                         .filter(f -> f.name().equals("authorization")).findFirst().orElseThrow();
-                assertEquals(HpackInspector.Representation.NEVER_INDEXED, authorization.representation(),
-                        "request " + i + ": " + fields);
+                assertTrue(authorization.sensitive(), "request " + i + ", never indexed: " + fields);
                 assertEquals("Bearer " + TransportFixture.CREDENTIAL, authorization.value());
                 String path = "/bus/v1/streams/" + i;
                 assertTrue(fields.stream().anyMatch(f -> f.name().equals(":path") && f.value().equals(path)));
@@ -119,7 +117,7 @@ class WireLevelTest {
                 assertEquals(Math.min(allowed, total), wire.dataReceived(1), "exactly the granted window, no more");
                 if (!settingsChanged && allowed >= 20_000) {
                     // raise every stream window by 2,000 through SETTINGS
-                    wire.send(0x4, 0, 0, new byte[] {0, 0x4, 0, 0, (byte) (3000 >>> 8), (byte) (3000 & 0xFF)});
+                    wire.sendSettings(Map.of(0x4, 3000L));
                     streamGranted += 2000;
                     settingsChanged = true;
                 } else {

@@ -4,7 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +19,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
+import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
@@ -32,9 +32,8 @@ import io.continuum.broker.protocol.Target;
  * response ended, put several bus frames in one DATA frame, reset a data stream the moment its HEADERS
  * arrive, or leave a window closed on purpose.
  *
- * <p>One pump thread reads every HTTP/2 frame in wire order. It decodes every header block (so the HPACK
- * dynamic table stays in step with the broker's encoder and a data stream's bus id can be read off its
- * {@code :path}), decodes DATA on the session stream into bus frames, records what each data stream carried,
+ * <p>One pump thread takes every HTTP/2 frame in wire order from the connection (whose codec decodes every header
+ * block, so a data stream's bus id is read off its {@code :path}), decodes DATA on the session stream into bus frames, records what each data stream carried,
  * grants windows as {@link Windows} says, and only then hands the raw frame to {@link #next}. A test either
  * awaits bus frames and watches streams, or steps through the raw frames itself; both see the same order.
  */
@@ -42,8 +41,6 @@ public final class RawBusRouter implements AutoCloseable {
     /** The session stream's HTTP/2 id (the broker's first request). */
     public static final int SESSION_STREAM = 1;
     private static final String STREAM_PATH = "/bus/v1/streams/";
-    /** HTTP/2 caps a DATA frame at 16 KiB unless the broker raised SETTINGS_MAX_FRAME_SIZE (it does not). */
-    private static final int MAX_DATA_FRAME = 16_384;
 
     /** Who replenishes the broker's send windows. */
     public enum Windows {
@@ -95,7 +92,6 @@ public final class RawBusRouter implements AutoCloseable {
 
     private final RawH2Peer.Connection wire;
     private final Windows windows;
-    private final HpackInspector hpack = new HpackInspector();
     private final FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
     private final BlockingQueue<RawH2Peer.Frame> rawFrames = new LinkedBlockingQueue<>();
     private final BlockingQueue<Frame> unawaited = new LinkedBlockingQueue<>();
@@ -112,10 +108,9 @@ public final class RawBusRouter implements AutoCloseable {
     private volatile Exception pumpFailure;
     private final Thread pump;
 
-    private RawBusRouter(RawH2Peer.Connection wire, Windows windows, byte[] sessionHeaders) {
+    private RawBusRouter(RawH2Peer.Connection wire, Windows windows) {
         this.wire = wire;
         this.windows = windows;
-        hpack.decode(sessionHeaders);
         this.pump = Thread.ofVirtual().name("raw-bus-router-pump").start(this::pump);
     }
 
@@ -125,13 +120,12 @@ public final class RawBusRouter implements AutoCloseable {
      */
     public static RawBusRouter accept(RawH2Peer peer, Duration wait, Windows windows) throws Exception {
         RawH2Peer.Connection wire = peer.accept(wait);
-        RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS
-                && f.streamId() == SESSION_STREAM, wait);
+        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == SESSION_STREAM, wait);
         if (windows == Windows.OPEN_SESSION_ONLY) {
             wire.sendWindowUpdate(0, 1 << 30);
             wire.sendWindowUpdate(SESSION_STREAM, 1 << 30);
         }
-        return new RawBusRouter(wire, windows, headers.payload());
+        return new RawBusRouter(wire, windows);
     }
 
     /** Accepts the broker's session, reads its {@code hello} and answers 200 and a default {@code welcome}. */
@@ -157,7 +151,8 @@ public final class RawBusRouter implements AutoCloseable {
 
     /** Answers the session request: 200 with the bus content type, the body left open. */
     public RawBusRouter sendSessionHead() throws IOException {
-        wire.send(RawH2Peer.Frame.HEADERS, 0x4, SESSION_STREAM, statusOkBusContentType());
+        wire.sendHeaders(SESSION_STREAM, false, new HeaderField(":status", "200"),
+                new HeaderField("content-type", "application/x-continuum-bus"));
         return this;
     }
 
@@ -194,14 +189,8 @@ public final class RawBusRouter implements AutoCloseable {
         for (byte[] f : encodedFrames) {
             all.writeBytes(f);
         }
-        byte[] bytes = all.toByteArray();
         try {
-            for (int off = 0; off < bytes.length; off += MAX_DATA_FRAME) {
-                int n = Math.min(MAX_DATA_FRAME, bytes.length - off);
-                byte[] piece = new byte[n];
-                System.arraycopy(bytes, off, piece, 0, n);
-                wire.sendData(SESSION_STREAM, piece, false);
-            }
+            wire.sendData(SESSION_STREAM, all.toByteArray(), false); // the codec splits at the broker's frame size
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -321,18 +310,6 @@ public final class RawBusRouter implements AutoCloseable {
         wire.close();
     }
 
-    /** HPACK: {@code :status 200} (indexed) and {@code content-type} as a literal without indexing. */
-    public static byte[] statusOkBusContentType() {
-        byte[] value = "application/x-continuum-bus".getBytes(StandardCharsets.US_ASCII);
-        byte[] block = new byte[4 + value.length];
-        block[0] = (byte) 0x88;
-        block[1] = 0x0f;          // literal without indexing, name index 31 (content-type) = 15 + 16
-        block[2] = 0x10;
-        block[3] = (byte) value.length;
-        System.arraycopy(value, 0, block, 4, value.length);
-        return block;
-    }
-
     private void failIfPumpDied() {
         Exception failure = pumpFailure;
         if (failure != null) {
@@ -380,8 +357,6 @@ public final class RawBusRouter implements AutoCloseable {
                 }
                 unawaited.add(frame);
             }
-        } else if (f.type() == RawH2Peer.Frame.HEADERS) {
-            hpack.decode(f.payload());
         }
     }
 
@@ -392,10 +367,9 @@ public final class RawBusRouter implements AutoCloseable {
             case RawH2Peer.Frame.HEADERS -> {
                 dataStreamEvents.add("HEADERS " + id);
                 wireEvents.add("HEADERS " + id);
-                for (HpackInspector.Field field : hpack.decode(f.payload())) {
-                    if (field.name().equals(":path") && field.value().startsWith(STREAM_PATH)) {
-                        busIds.put(id, Long.parseLong(field.value().substring(STREAM_PATH.length())));
-                    }
+                String path = f.field(":path");
+                if (path != null && path.startsWith(STREAM_PATH)) {
+                    busIds.put(id, Long.parseLong(path.substring(STREAM_PATH.length())));
                 }
                 s.headers = true;
             }

@@ -1,12 +1,12 @@
 package io.continuum.broker.testing.router;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,39 +14,55 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
+import io.continuum.broker.h2.FrameHandler;
+import io.continuum.broker.h2.FrameReader;
+import io.continuum.broker.h2.FrameWriter;
+import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2Error;
 import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.ServerIdentity;
 
 /**
  * A bare HTTP/2 server over TLS (ALPN h2) that answers only SETTINGS and PING by itself and shows the test every
- * other frame raw: for wire-level assertions no full server stack allows (HPACK representations, exact
- * flow-control accounting, GOAWAY and RST_STREAM with any code, a peer that stops answering PINGs).
+ * other frame: for wire-level assertions no full server stack allows (how a header was encoded, exact
+ * flow-control accounting, GOAWAY and RST_STREAM with any code, a peer that stops answering PINGs or reading).
+ * It reads and writes with the project's frame codec ({@code io.continuum.broker.h2}), so the frame rules and
+ * HPACK are the codec's, tested once.
  */
 public final class RawH2Peer implements AutoCloseable {
     /**
-     * One frame as received.
+     * One frame as received: header blocks whole and decoded ({@link #fields}), DATA without padding; the payload
+     * of RST_STREAM, WINDOW_UPDATE and GOAWAY as on the wire.
      */
-    public record Frame(int type, int flags, int streamId, byte[] payload) {
+    public record Frame(int type, int flags, int streamId, byte[] payload, List<HeaderField> fields) {
         /** DATA. */
         public static final int DATA = 0x0;
-        /** HEADERS. */
+        /** HEADERS (with its CONTINUATIONs). */
         public static final int HEADERS = 0x1;
         /** RST_STREAM. */
         public static final int RST_STREAM = 0x3;
-        /** WINDOW_UPDATE. */
-        public static final int WINDOW_UPDATE = 0x8;
         /** GOAWAY. */
         public static final int GOAWAY = 0x7;
+        /** WINDOW_UPDATE. */
+        public static final int WINDOW_UPDATE = 0x8;
+        private static final byte[] NONE = new byte[0];
 
         /** @return whether END_STREAM is set (DATA, HEADERS) */
         public boolean endStream() {
             return (flags & 0x1) != 0;
+        }
+
+        /** @return the value of the first field with this name, or null */
+        public String field(String name) {
+            return fields.stream().filter(f -> f.name().equals(name)).map(HeaderField::value).findFirst()
+                    .orElse(null);
         }
     }
 
@@ -70,8 +86,8 @@ public final class RawH2Peer implements AutoCloseable {
                         Connection c = new Connection((SSLSocket) socket);
                         connections.add(c);
                         c.readLoop();
-                    } catch (IOException e) {
-                        // connection ended
+                    } catch (IOException | Http2Error e) {
+                        // connection ended, or the client broke a frame rule: the connection is closed
                     }
                 }));
     }
@@ -122,14 +138,14 @@ public final class RawH2Peer implements AutoCloseable {
     }
 
     /** One accepted client connection. */
-    public final class Connection implements AutoCloseable {
+    public final class Connection implements AutoCloseable, FrameHandler {
         private final SSLSocket socket;
-        private final DataInputStream in;
-        private final OutputStream out;
+        private final FrameReader reader;
+        private final FrameWriter writer;
         private final BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
         private final Map<Integer, AtomicLong> dataBytes = new ConcurrentHashMap<>();
         /** WINDOW_UPDATE increments the client granted, per stream id (0: the connection); guarded by itself. */
-        private final Map<Integer, Long> granted = new java.util.HashMap<>();
+        private final Map<Integer, Long> granted = new HashMap<>();
         private volatile boolean answerPings = true;
         /** Guarded by itself: while set, the read loop takes no bytes off the socket. */
         private final boolean[] readingStopped = {false};
@@ -140,23 +156,19 @@ public final class RawH2Peer implements AutoCloseable {
                 socket.setEnabledProtocols(tlsProtocols);
             }
             socket.startHandshake();
-            this.in = new DataInputStream(socket.getInputStream());
-            this.out = socket.getOutputStream();
-            byte[] preface = new byte[24];
-            in.readFully(preface);
-            byte[] payload = new byte[settings.size() * 6];
-            int i = 0;
-            for (Map.Entry<Integer, Long> e : settings.entrySet()) {
-                payload[i] = (byte) (e.getKey() >>> 8);
-                payload[i + 1] = (byte) (int) e.getKey();
-                long v = e.getValue();
-                payload[i + 2] = (byte) (v >>> 24);
-                payload[i + 3] = (byte) (v >>> 16);
-                payload[i + 4] = (byte) (v >>> 8);
-                payload[i + 5] = (byte) v;
-                i += 6;
+            this.writer = new FrameWriter(socket.getOutputStream());
+            try {
+                FrameReader.readClientPreface(socket.getInputStream());
+            } catch (Http2Error e) {
+                throw new IOException(e);
             }
-            send(0x4, 0, 0, payload);
+            this.reader = new FrameReader(socket.getInputStream(), this);
+            Long maxFrame = settings.get(0x5);
+            if (maxFrame != null) {
+                reader.maxFrameSize(Math.toIntExact(maxFrame)); // from the start: no ACK is awaited
+            }
+            writer.settings(settings);
+            writer.flush();
         }
 
         /**
@@ -223,54 +235,55 @@ public final class RawH2Peer implements AutoCloseable {
             return n == null ? 0 : n.get();
         }
 
-        /** Sends HEADERS {@code :status 200} (HPACK static index 8). */
+        /** Sends HEADERS {@code :status 200}. */
         public void sendStatus200(int streamId, boolean endStream) throws IOException {
-            send(0x1, 0x4 | (endStream ? 0x1 : 0), streamId, new byte[] {(byte) 0x88});
+            sendHeaders(streamId, endStream, new HeaderField(":status", "200"));
         }
 
-        /** Sends DATA. */
+        /** Sends a header block (HEADERS, and CONTINUATIONs if it is larger than the client's frames). */
+        public void sendHeaders(int streamId, boolean endStream, HeaderField... fields) throws IOException {
+            sendTogether(w -> w.headers(streamId, endStream, List.of(fields)));
+        }
+
+        /** Sends DATA (several frames if it is larger than the client's frames). */
         public void sendData(int streamId, byte[] data, boolean endStream) throws IOException {
-            send(0x0, endStream ? 0x1 : 0, streamId, data);
+            sendTogether(w -> w.data(streamId, endStream, data, 0, data.length));
         }
 
         /** Sends RST_STREAM. */
         public void sendReset(int streamId, int errorCode) throws IOException {
-            send(0x3, 0, streamId, int32(errorCode));
+            sendTogether(w -> w.rstStream(streamId, errorCode));
         }
 
         /** Sends WINDOW_UPDATE. */
         public void sendWindowUpdate(int streamId, int increment) throws IOException {
-            send(0x8, 0, streamId, int32(increment));
+            sendTogether(w -> w.windowUpdate(streamId, increment));
+        }
+
+        /** Sends SETTINGS (identifier to value). */
+        public void sendSettings(Map<Integer, Long> values) throws IOException {
+            sendTogether(w -> w.settings(values));
         }
 
         /** Sends GOAWAY. */
         public void sendGoAway(int lastStreamId, int errorCode) throws IOException {
-            byte[] p = new byte[8];
-            System.arraycopy(int32(lastStreamId), 0, p, 0, 4);
-            System.arraycopy(int32(errorCode), 0, p, 4, 4);
-            send(0x7, 0, 0, p);
+            sendTogether(w -> w.goAway(lastStreamId, errorCode, new byte[0]));
         }
 
-        /** Sends a raw frame. */
+        /** Sends a frame exactly as given, unchecked (what a broken peer sends). */
         public void send(int type, int flags, int streamId, byte[] payload) throws IOException {
-            sendFrames(new Frame(type, flags, streamId, payload));
+            sendTogether(w -> w.frame(type, flags, streamId, payload));
         }
 
-        /** Sends raw frames back to back in one write (so, on loopback, usually in one read of the broker's). */
-        public synchronized void sendFrames(Frame... frames) throws IOException {
-            ByteArrayOutputStream all = new ByteArrayOutputStream();
-            for (Frame f : frames) {
-                byte[] payload = f.payload();
-                all.write(payload.length >>> 16);
-                all.write(payload.length >>> 8);
-                all.write(payload.length);
-                all.write(f.type());
-                all.write(f.flags());
-                all.writeBytes(int32(f.streamId()));
-                all.writeBytes(payload);
+        /**
+         * Sends what {@code frames} writes in one socket write (so, on loopback, usually in one read of the
+         * client's), e.g. HEADERS and DATA back to back.
+         */
+        public void sendTogether(Consumer<FrameWriter> frames) throws IOException {
+            synchronized (writer) {
+                frames.accept(writer);
+                writer.flush();
             }
-            out.write(all.toByteArray());
-            out.flush();
         }
 
         @Override
@@ -285,6 +298,16 @@ public final class RawH2Peer implements AutoCloseable {
             }
             synchronized (readingStopped) {
                 readingStopped.notifyAll();
+            }
+        }
+
+        void readLoop() throws IOException, Http2Error {
+            try {
+                do {
+                    awaitReading();
+                } while (reader.nextFrame());
+            } finally {
+                close();
             }
         }
 
@@ -304,69 +327,65 @@ public final class RawH2Peer implements AutoCloseable {
             }
         }
 
-        void readLoop() throws IOException {
-            try {
-                while (true) {
-                    awaitReading();
-                    byte[] header = new byte[9];
-                    in.readFully(header);
-                    int length = ((header[0] & 0xFF) << 16) | ((header[1] & 0xFF) << 8) | (header[2] & 0xFF);
-                    int type = header[3] & 0xFF;
-                    int flags = header[4] & 0xFF;
-                    int streamId = (((header[5] & 0x7F) << 24) | ((header[6] & 0xFF) << 16)
-                            | ((header[7] & 0xFF) << 8) | (header[8] & 0xFF));
-                    byte[] payload = new byte[length];
-                    in.readFully(payload);
-                    if (type == 0x4 && (flags & 0x1) == 0) {
-                        send(0x4, 0x1, 0, new byte[0]);
-                        continue;
-                    }
-                    if (type == 0x6 && (flags & 0x1) == 0) {
-                        if (answerPings) {
-                            send(0x6, 0x1, 0, payload);
-                        }
-                        continue;
-                    }
-                    if (type == 0x0) {
-                        dataBytes.computeIfAbsent(streamId, k -> new AtomicLong()).addAndGet(length);
-                    }
-                    if (type == 0x8 && length == 4) {
-                        long increment = (((payload[0] & 0x7FL) << 24) | ((payload[1] & 0xFFL) << 16)
-                                | ((payload[2] & 0xFFL) << 8) | (payload[3] & 0xFFL));
-                        synchronized (granted) {
-                            granted.merge(streamId, increment, Long::sum);
-                            granted.notifyAll();
-                        }
-                    }
-                    frames.add(new Frame(type, flags, streamId, payload));
-                }
-            } finally {
-                close();
+        // FrameHandler: the reader thread, in wire order
+
+        @Override
+        public void settings(boolean ack, Map<Integer, Long> values) {
+            if (!ack) {
+                writer.applyPeerSettings(values);
+                reply(w -> w.settingsAck());
             }
         }
-    }
 
-    /**
-     * A header block of one literal field with incremental indexing and a new name (RFC 7541 section 6.2.1,
-     * no Huffman): it adds an entry to the receiver's HPACK dynamic table, which is what a test needs to check
-     * that a decoder stays in step when the block arrives on a stream it already reset.
-     */
-    public static byte[] hpackLiteralWithIndexing(String name, String value) {
-        byte[] n = name.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        byte[] v = value.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        if (n.length > 126 || v.length > 126) {
-            throw new IllegalArgumentException("name and value must fit a 7-bit length prefix");
+        @Override
+        public void ping(boolean ack, long payload) {
+            if (!ack && answerPings) {
+                reply(w -> w.ping(true, payload));
+            }
         }
-        byte[] block = new byte[3 + n.length + v.length];
-        block[0] = 0x40;
-        block[1] = (byte) n.length;
-        System.arraycopy(n, 0, block, 2, n.length);
-        block[2 + n.length] = (byte) v.length;
-        System.arraycopy(v, 0, block, 3 + n.length, v.length);
-        return block;
-    }
 
-    private static byte[] int32(int v) {
-        return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+        @Override
+        public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) {
+            byte[] bytes = new byte[data.remaining()]; // the reader reuses its buffer
+            data.get(bytes);
+            dataBytes.computeIfAbsent(streamId, k -> new AtomicLong()).addAndGet(bytes.length);
+            frames.add(new Frame(Frame.DATA, endStream ? 0x1 : 0, streamId, bytes, List.of()));
+        }
+
+        @Override
+        public void headers(int streamId, boolean endStream, List<HeaderField> fields) {
+            frames.add(new Frame(Frame.HEADERS, 0x4 | (endStream ? 0x1 : 0), streamId, Frame.NONE, fields));
+        }
+
+        @Override
+        public void rstStream(int streamId, int errorCode) {
+            frames.add(new Frame(Frame.RST_STREAM, 0, streamId, ByteBuffer.allocate(4).putInt(errorCode).array(),
+                    List.of()));
+        }
+
+        @Override
+        public void windowUpdate(int streamId, int increment) {
+            synchronized (granted) {
+                granted.merge(streamId, (long) increment, Long::sum);
+                granted.notifyAll();
+            }
+            frames.add(new Frame(Frame.WINDOW_UPDATE, 0, streamId, ByteBuffer.allocate(4).putInt(increment).array(),
+                    List.of()));
+        }
+
+        @Override
+        public void goAway(int lastStreamId, int errorCode, byte[] debugData) {
+            byte[] payload = ByteBuffer.allocate(8 + debugData.length).putInt(lastStreamId).putInt(errorCode)
+                    .put(debugData).array();
+            frames.add(new Frame(Frame.GOAWAY, 0, 0, payload, List.of()));
+        }
+
+        private void reply(Consumer<FrameWriter> frame) {
+            try {
+                sendTogether(frame);
+            } catch (IOException e) {
+                close(); // the read loop ends at its next read
+            }
+        }
     }
 }
