@@ -5,6 +5,7 @@
 module io.continuum.broker.relay {
     requires transitive io.continuum.broker.protocol;
     requires transitive io.continuum.broker.metadata;
+    requires io.continuum.broker.h2;
     requires io.helidon.webclient.http2;
     requires io.helidon.common.tls;
     requires io.continuum.broker.event;

@@ -422,10 +422,8 @@ public final class LeanRouter {
 
         /** DATA on a stream (split at the broker's maximum frame size); an empty one with END_STREAM ends it. */
         void sendData(int stream, boolean endStream, byte[] p, int off, int len) throws IOException {
-            synchronized (writer) {
-                writer.data(stream, endStream, p, off, len);
-                writer.flush();
-            }
+            writer.data(stream, endStream, p, off, len);
+            writer.flush();
         }
 
         /** A response head: {@code :status 200}, and the bus content type on the session. */
@@ -433,17 +431,13 @@ public final class LeanRouter {
             List<HeaderField> head = session
                     ? List.of(STATUS_200, new HeaderField("content-type", "application/x-continuum-bus"))
                     : List.of(STATUS_200);
-            synchronized (writer) {
-                writer.headers(stream, false, head);
-                writer.flush();
-            }
+            writer.headers(stream, false, head);
+            writer.flush();
         }
 
         void sendReset(int stream, int errorCode) throws IOException {
-            synchronized (writer) {
-                writer.rstStream(stream, errorCode);
-                writer.flush();
-            }
+            writer.rstStream(stream, errorCode);
+            writer.flush();
         }
 
         void readLoop() throws IOException {
@@ -534,21 +528,17 @@ public final class LeanRouter {
         @Override
         public void settings(boolean ack, Map<Integer, Long> values) {
             if (!ack) {
-                synchronized (writer) {
-                    writer.applyPeerSettings(values);
-                    writer.settingsAck();
-                    flushQuietly();
-                }
+                writer.applyPeerSettings(values);
+                writer.settingsAck();
+                flushQuietly();
             }
         }
 
         @Override
         public void ping(boolean ack, long payload) {
             if (!ack) {
-                synchronized (writer) {
-                    writer.ping(true, payload);
-                    flushQuietly();
-                }
+                writer.ping(true, payload);
+                flushQuietly();
             }
         }
 
@@ -571,24 +561,22 @@ public final class LeanRouter {
         private void ack(Downstream b, int len) throws IOException {
             int step = STREAM_WINDOW / 4;
             boolean any = false;
-            synchronized (writer) {
-                if (b != null) {
-                    b.unacked += len;
-                    if (b.unacked >= step) {
-                        writer.windowUpdate(b.h2Stream, b.unacked);
-                        b.unacked = 0;
-                        any = true;
-                    }
-                }
-                connUnacked += len;
-                if (connUnacked >= CONNECTION_WINDOW / 4) {
-                    writer.windowUpdate(0, (int) connUnacked);
-                    connUnacked = 0;
+            if (b != null) {
+                b.unacked += len;
+                if (b.unacked >= step) {
+                    writer.windowUpdate(b.h2Stream, b.unacked);
+                    b.unacked = 0;
                     any = true;
                 }
-                if (any) {
-                    writer.flush();
-                }
+            }
+            connUnacked += len;
+            if (connUnacked >= CONNECTION_WINDOW / 4) {
+                writer.windowUpdate(0, (int) connUnacked);
+                connUnacked = 0;
+                any = true;
+            }
+            if (any) {
+                writer.flush();
             }
         }
 

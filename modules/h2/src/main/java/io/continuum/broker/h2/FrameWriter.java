@@ -6,19 +6,27 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Writes HTTP/2 frames (RFC 9113 section 6) to a stream. It owns the HPACK encoder of its direction (honouring the
  * peer's SETTINGS_HEADER_TABLE_SIZE, RFC 7541 section 4.2) and splits what is larger than the peer's
  * SETTINGS_MAX_FRAME_SIZE: header blocks into HEADERS and CONTINUATION frames, data into several DATA frames.
  * Frames are gathered in memory and reach the stream in one write at {@link #flush()}, so a caller can put many
- * frames into one TLS record. Thread-safe: each method writes its frames whole and contiguous.
+ * frames into one TLS record. Thread-safe: each method writes its frames whole and contiguous, under this object's
+ * monitor; a caller that needs frames contiguous with a check of its own holds the monitor across both. The
+ * socket write itself happens outside the monitor: while one thread writes, others keep adding frames, and the
+ * next flush takes all of them in one write (several streams' DATA gathered into one TLS write).
  * <p>
  * {@link #frame} writes any frame as given, unchecked: for test peers that must send what a broken peer sends.
  */
 public final class FrameWriter {
     private final OutputStream out;
-    private final ByteArrayOutputStream pending = new ByteArrayOutputStream(16 * 1024);
+    /** Frames gathered since the last flush took them; guarded by this object's monitor. */
+    private ByteArrayOutputStream pending = new ByteArrayOutputStream(16 * 1024);
+    /** The buffer the flush in progress writes out; only the flushLock's holder touches it. */
+    private ByteArrayOutputStream spare = new ByteArrayOutputStream(16 * 1024);
+    private final ReentrantLock flushLock = new ReentrantLock();
     private final HpackEncoder hpack = new HpackEncoder();
     private int peerMaxFrameSize = FrameReader.DEFAULT_MAX_FRAME_SIZE;
 
@@ -106,15 +114,35 @@ public final class FrameWriter {
         put(type, flags, streamId, payload, 0, payload.length);
     }
 
-    /** Writes what was gathered in one write, and flushes the stream. */
+    /**
+     * Writes everything gathered so far in one write, and flushes the stream. When it returns, every frame added
+     * before the call is on the stream (written by this call or by a flush before it). Not to be called while
+     * holding this object's monitor: a flush in progress needs it to hand over the next batch.
+     */
     public void flush() throws IOException {
-        synchronized (this) {
-            if (pending.size() > 0) {
-                pending.writeTo(out);
-                pending.reset();
-            }
+        if (Thread.holdsLock(this)) {
+            throw new IllegalStateException("flush() inside the writer's monitor");
         }
-        out.flush();
+        flushLock.lock();
+        try {
+            ByteArrayOutputStream batch;
+            synchronized (this) {
+                if (pending.size() == 0) {
+                    return; // an earlier flush took this caller's frames
+                }
+                batch = pending;
+                pending = spare;
+                spare = batch;
+            }
+            try {
+                batch.writeTo(out);
+                out.flush();
+            } finally {
+                batch.reset();
+            }
+        } finally {
+            flushLock.unlock();
+        }
     }
 
     private void put(int type, int flags, int streamId, byte[] payload, int offset, int length) {

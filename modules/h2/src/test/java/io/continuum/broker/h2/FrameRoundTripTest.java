@@ -3,6 +3,7 @@ package io.continuum.broker.h2;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -168,6 +169,58 @@ class FrameRoundTripTest {
         w.flush();
         assertEquals(1, counting.writes);
         assertEquals(10 * (9 + 5), counting.bytes);
+    }
+
+    @Test
+    void framesAddedWhileAFlushWritesGoOutWithTheNextFlushInOneWrite() throws Exception {
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.List<Integer> writes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        FrameWriter w = new FrameWriter(new java.io.OutputStream() {
+            @Override
+            public void write(int b) {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                writes.add(len);
+                writing.countDown();
+                try {
+                    release.await(); // the socket write blocks until the test lets it go
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        w.ping(false, 1);
+        Thread first = Thread.ofVirtual().start(() -> flushQuietly(w));
+        writing.await();
+        for (int i = 0; i < 3; i++) {
+            w.data(1, false, bytes("abc"), 0, 3); // added while the first write is blocked: not held back by it
+        }
+        Thread second = Thread.ofVirtual().start(() -> flushQuietly(w));
+        release.countDown();
+        first.join();
+        second.join();
+        assertEquals(List.of(9 + 8, 3 * (9 + 3)), writes, "the PING alone, then the three DATA frames together");
+    }
+
+    @Test
+    void aFlushInsideTheWritersMonitorIsRefused() {
+        synchronized (writer) {
+            writer.ping(false, 1);
+            assertThrows(IllegalStateException.class, writer::flush,
+                    "a flush in progress needs the monitor to take the next batch: this would deadlock");
+        }
+    }
+
+    private static void flushQuietly(FrameWriter w) {
+        try {
+            w.flush();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private void readAll() throws Exception {

@@ -22,7 +22,7 @@ import io.continuum.broker.relay.dial.TargetCheck;
 import io.continuum.broker.relay.dial.TargetResolver;
 import io.continuum.broker.relay.dial.UpstreamDialer;
 import io.continuum.broker.relay.transport.BusConnector;
-import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.relay.transport.TransportSettings;
 
 /**
  * The broker as a bus client: one session at a time to the router, one data stream per
@@ -59,7 +59,8 @@ public final class EventBroker implements AutoCloseable {
     }
 
     /**
-     * Creates a broker on Helidon's HTTP/2 client.
+     * Creates a broker on the bus connection {@link TransportSettings#defaults()} selects (Helidon's HTTP/2 client
+     * unless the internal switch is on).
      *
      * @param config  configuration
      * @param view    the metadata view (R-SEC checks 2-4)
@@ -67,7 +68,7 @@ public final class EventBroker implements AutoCloseable {
      * @return broker, not started
      */
     public static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics) {
-        return create(config, view, metrics, new HelidonBusConnector(), RandomGenerator.getDefault());
+        return create(config, view, metrics, TransportSettings.defaults().connector(), RandomGenerator.getDefault());
     }
 
     static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,

@@ -22,7 +22,7 @@ import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
 import io.continuum.broker.event.EventFormatter;
-import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.relay.transport.TransportSettings;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.logs.LogLines;
 import io.continuum.broker.testing.logs.Logfmt;
@@ -149,7 +149,7 @@ class TlsFailuresTest {
         try (LogLines logs = LogLines.capture("io.continuum.broker.relay",
                 new EventFormatter(EventFormatter.Style.LOGFMT, false), null);
              EventBroker broker = EventBroker.create(config.apply(b).build(), new MutableView().synced(true), metrics,
-                     new HelidonBusConnector(), RandomGenerator.getDefault())) {
+                     TransportSettings.defaults().connector(), RandomGenerator.getDefault())) {
             broker.start();
             List<Long> accepts = new ArrayList<>();
             for (int i = 0; i < ATTEMPTS; i++) {

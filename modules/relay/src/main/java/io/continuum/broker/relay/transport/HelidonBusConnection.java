@@ -31,7 +31,7 @@ import io.helidon.webclient.http2.Http2ClientImpl;
  * <p>Locking: {@link #lock} guards every stream's state, the stream table and both directions' window accounting;
  * it is never held while writing to the socket. The frame writer's lock is taken only for frame writes.
  */
-final class HelidonBusConnection implements BusConnection {
+final class HelidonBusConnection implements BusConnection, Keepalive.Host, ConnectionProbe {
     private static final EventLog LOG = EventLog.of(HelidonBusConnection.class);
     final ReentrantLock lock = new ReentrantLock();
     private final BusEndpoint endpoint;
@@ -215,12 +215,14 @@ final class HelidonBusConnection implements BusConnection {
      * @param timeout how long to wait
      * @return whether the ACK arrived in time
      */
-    boolean ping(Duration timeout) throws InterruptedException {
+    @Override
+    public boolean ping(Duration timeout) throws InterruptedException {
         return keepalive.ping(timeout);
     }
 
     /** @return stream slots in use (for tests and metrics) */
-    long streamsInUse() {
+    @Override
+    public long streamsInUse() {
         return slots.inUse();
     }
 
@@ -228,7 +230,8 @@ final class HelidonBusConnection implements BusConnection {
      * @return DATA bytes received on the connection that neither a stream's release nor a reset or a dropped frame
      *         has credited back yet (for tests: zero once every stream is drained or gone)
      */
-    long connectionBytesUncredited() {
+    @Override
+    public long connectionBytesUncredited() {
         lock.lock();
         try {
             return windows.uncredited();
@@ -238,17 +241,20 @@ final class HelidonBusConnection implements BusConnection {
     }
 
     /** @return opens parked waiting for a stream slot (for tests) */
-    long slotWaiters() {
+    @Override
+    public long slotWaiters() {
         return slots.waiting();
     }
 
     /** @return the peer's current MAX_CONCURRENT_STREAMS */
-    long peerMaxConcurrentStreams() {
+    @Override
+    public long peerMaxConcurrentStreams() {
         return slots.limit();
     }
 
     /** @return the TLS socket's negotiated protocol and TCP_NODELAY, for tests: e.g. {@code TLSv1.3 nodelay=true} */
-    String socketDescription() {
+    @Override
+    public String socketDescription() {
         try {
             return dialed.tls().getSession().getProtocol() + " alpn=" + dialed.tls().getApplicationProtocol()
                     + " nodelay=" + dialed.tcp().getTcpNoDelay();
@@ -346,8 +352,19 @@ final class HelidonBusConnection implements BusConnection {
         slots.release();
     }
 
-    ConnectionLostException failureLocked() {
+    @Override
+    public ConnectionLostException failureLocked() {
         return failure;
+    }
+
+    @Override
+    public ReentrantLock lock() {
+        return lock;
+    }
+
+    @Override
+    public void writePing(long opaque) {
+        writer.writeOwnFrame(Http2Frames.ping(opaque, false));
     }
 
     void sendWindowUpdate(int streamId, int increment) {
@@ -404,7 +421,8 @@ final class HelidonBusConnection implements BusConnection {
     }
 
     /** Declares the connection dead: idempotent, from any thread. */
-    void fail(ConnectionLostException.Reason reason, String message, Throwable cause) {
+    @Override
+    public void fail(ConnectionLostException.Reason reason, String message, Throwable cause) {
         if (closingLocally.get() && reason != ConnectionLostException.Reason.CLOSED_LOCALLY) {
             // our own close made the peer hang up or Helidon give up: still a local close
             reason = ConnectionLostException.Reason.CLOSED_LOCALLY;

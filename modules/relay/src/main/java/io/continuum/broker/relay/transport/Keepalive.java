@@ -13,7 +13,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * guarded by the connection's lock.
  */
 final class Keepalive {
-    private final HelidonBusConnection connection;
+    /** The connection it watches. */
+    interface Host {
+        /** @return the lock that guards the connection's state (the keepalive's too) */
+        ReentrantLock lock();
+
+        /** Lock held. @return why the connection ended, or null while it is open */
+        ConnectionLostException failureLocked();
+
+        /** Writes a PING (not an ACK) with this payload; may block on the socket. */
+        void writePing(long opaque);
+
+        /** Declares the connection dead. */
+        void fail(ConnectionLostException.Reason reason, String message, Throwable cause);
+    }
+
+    private final Host connection;
     private final ReentrantLock lock;
     private final Condition wake;
     private final TransportSettings settings;
@@ -22,9 +37,9 @@ final class Keepalive {
     private long sequence;
     private volatile Thread thread;
 
-    Keepalive(HelidonBusConnection connection, TransportSettings settings) {
+    Keepalive(Host connection, TransportSettings settings) {
         this.connection = connection;
-        this.lock = connection.lock;
+        this.lock = connection.lock();
         this.wake = lock.newCondition();
         this.settings = settings;
     }
@@ -80,7 +95,7 @@ final class Keepalive {
         // written by a short-lived thread: a socket write blocked by a dead peer must not stop the deadline below
         Thread.ofVirtual().name("bus-ping").start(() -> {
             try {
-                connection.writer().writeOwnFrame(Http2Frames.ping(pingId, false));
+                connection.writePing(pingId);
             } catch (UncheckedIOException e) {
                 // the connection is failing already
             }

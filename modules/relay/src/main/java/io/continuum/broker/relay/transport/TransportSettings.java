@@ -19,6 +19,13 @@ import java.time.Duration;
  * @param keepaliveTimeout        how long a PING may stay unacknowledged before the connection is declared dead
  * @param readPollSlice           longest single wait inside the HTTP/2 stack's stream buffer (a safety net only:
  *                                readers are woken explicitly on reset, cancel and connection loss)
+ * @param localStreamLimit        the most streams this side opens at once, whatever the peer allows
+ * @param oneOwnerConnection      the internal switch between the two connections under the seam: false (the
+ *                                default) for the Helidon-client connection, true for the one the transport owns
+ *                                outright ({@link Http2BusConnection}). Not a configuration field: step 3 of the bus
+ *                                connection work removes the switch with the Helidon one. {@link #defaults()} reads
+ *                                it from the system property {@value #ONE_OWNER_PROPERTY}, so a whole test run or a
+ *                                launcher can be switched.
  */
 public record TransportSettings(int connectionReceiveWindow,
                                 int streamWindowUpdateThreshold,
@@ -26,7 +33,10 @@ public record TransportSettings(int connectionReceiveWindow,
                                 Duration keepaliveInterval,
                                 Duration keepaliveTimeout,
                                 Duration readPollSlice,
-                                long localStreamLimit) {
+                                long localStreamLimit,
+                                boolean oneOwnerConnection) {
+    /** The system property that turns {@link #oneOwnerConnection} on in {@link #defaults()}. */
+    public static final String ONE_OWNER_PROPERTY = "continuum.transport.oneOwnerConnection";
     /** The HTTP/2 default and this protocol's fixed per-stream receive window (bus-protocol-v1 section 6). */
     public static final int STREAM_RECEIVE_WINDOW = 65_535;
     /** Minimum connection receive window required by bus-protocol-v1 section 6. */
@@ -61,7 +71,8 @@ public record TransportSettings(int connectionReceiveWindow,
      */
     public static TransportSettings defaults() {
         return new TransportSettings(DEFAULT_CONNECTION_RECEIVE_WINDOW, 16 * 1024, 1024 * 1024,
-                Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(5), Long.MAX_VALUE);
+                Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(5), Long.MAX_VALUE,
+                Boolean.getBoolean(ONE_OWNER_PROPERTY));
     }
 
     /**
@@ -71,7 +82,8 @@ public record TransportSettings(int connectionReceiveWindow,
      */
     public TransportSettings withKeepalive(Duration interval, Duration timeout) {
         return new TransportSettings(connectionReceiveWindow, streamWindowUpdateThreshold,
-                connectionWindowUpdateThreshold, interval, timeout, readPollSlice, localStreamLimit);
+                connectionWindowUpdateThreshold, interval, timeout, readPollSlice, localStreamLimit,
+                oneOwnerConnection);
     }
 
     /**
@@ -84,7 +96,23 @@ public record TransportSettings(int connectionReceiveWindow,
      */
     public TransportSettings withLocalStreamLimit(long limit) {
         return new TransportSettings(connectionReceiveWindow, streamWindowUpdateThreshold,
-                connectionWindowUpdateThreshold, keepaliveInterval, keepaliveTimeout, readPollSlice, limit);
+                connectionWindowUpdateThreshold, keepaliveInterval, keepaliveTimeout, readPollSlice, limit,
+                oneOwnerConnection);
+    }
+
+    /**
+     * @param on whether the transport uses the connection it owns outright
+     * @return a copy with the switch set
+     */
+    public TransportSettings withOneOwnerConnection(boolean on) {
+        return new TransportSettings(connectionReceiveWindow, streamWindowUpdateThreshold,
+                connectionWindowUpdateThreshold, keepaliveInterval, keepaliveTimeout, readPollSlice, localStreamLimit,
+                on);
+    }
+
+    /** @return the connector the switch selects */
+    public BusConnector connector() {
+        return oneOwnerConnection ? new Http2BusConnector(this) : new HelidonBusConnector(this);
     }
 
     /** @return the longest time a silent dead peer can go unnoticed */

@@ -14,7 +14,7 @@ import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.RefusalLog;
-import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.relay.transport.TransportSettings;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
@@ -48,7 +48,7 @@ class BackoffAcrossARebalanceTest {
                     .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE))
                     .reconnectBackoff(Duration.ofMillis(INITIAL_MS), Duration.ofSeconds(10)).build();
             CountingMetrics metrics = new CountingMetrics();
-            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), new HelidonBusConnector(),
+            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), TransportSettings.defaults().connector(),
                     target -> new DialResult.Refused(io.continuum.broker.protocol.Code.INTERNAL_ERROR, "unused"),
                     metrics, new StreamRegistry(new RefusalLog()), recording, clock::get, "test");
             loop.start();

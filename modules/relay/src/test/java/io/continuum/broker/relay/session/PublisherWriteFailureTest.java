@@ -22,7 +22,7 @@ import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.DialTarget;
 import io.continuum.broker.relay.dial.RefusalLog;
-import io.continuum.broker.relay.transport.HelidonBusConnector;
+import io.continuum.broker.relay.transport.TransportSettings;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
@@ -99,7 +99,7 @@ class PublisherWriteFailureTest {
                     .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(NAMESPACE)).build();
             CountingMetrics metrics = new CountingMetrics();
-            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), new HelidonBusConnector(),
+            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), TransportSettings.defaults().connector(),
                     dialer, metrics, new StreamRegistry(new RefusalLog()), RandomGenerator.getDefault(),
                     System::nanoTime, "test");
             loop.start();

@@ -18,17 +18,16 @@ import io.continuum.broker.testing.router.RouterStream;
 import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** Full duplex on one stream, headers, half-close both ways, 404, peer reset, cancel. */
 class BusTransportBasicsTest {
     private static TestRouter router;
-    private static HelidonBusConnector connector;
 
     @BeforeAll
     static void start() {
         router = TestRouter.builder(TransportFixture.SERVER).start();
-        connector = new HelidonBusConnector();
     }
 
     @AfterAll
@@ -36,10 +35,11 @@ class BusTransportBasicsTest {
         router.close();
     }
 
-    @Test
-    void fullDuplexBothWaysThenHalfCloseEachSide() throws Exception {
-        try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
-            String socket = ((HelidonBusConnection) connection).socketDescription();
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void fullDuplexBothWaysThenHalfCloseEachSide(TransportFixture.Connections kind) throws Exception {
+        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+            String socket = TransportFixture.probe(connection).socketDescription();
             assertTrue(socket.matches("TLSv1\\.[23] alpn=h2 nodelay=true"), socket); // Helidon leaves TCP_NODELAY off; the transport turns it on
             BusStream stream = connection.open(dataStream(1), WAIT);
             RouterStream routed = router.nextStream(WAIT);
@@ -75,18 +75,19 @@ class BusTransportBasicsTest {
             assertEquals(size, routerRead.get());
             routerWrite.get();
             assertThrows(StreamClosedException.class, () -> stream.write(ByteBuffer.wrap(new byte[1])));
-            TransportFixture.eventually(() -> ((HelidonBusConnection) connection).streamsInUse() == 0, WAIT,
+            TransportFixture.eventually(() -> TransportFixture.probe(connection).streamsInUse() == 0, WAIT,
                     "slot released");
         }
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
     @SuppressWarnings("try") // closes inside the try on purpose: behaviour after close is under test
-    void credentialNeverAppearsInTextsOrErrors() throws Exception {
+    void credentialNeverAppearsInTextsOrErrors(TransportFixture.Connections kind) throws Exception {
         StreamRequest request = dataStream(5);
         assertFalse(request.toString().contains(TransportFixture.CREDENTIAL));
         assertFalse(Header.of("Authorization", "x").toString().contains(": x"), "authorization is always sensitive");
-        try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
+        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
             BusStream stream = connection.open(request, WAIT);
             router.nextStream(WAIT).reset(0x1);
             TransportException e = assertThrows(TransportException.class, stream::read);
@@ -98,9 +99,10 @@ class BusTransportBasicsTest {
         }
     }
 
-    @Test
-    void notFoundHeadEndsTheStream() throws Exception {
-        try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void notFoundHeadEndsTheStream(TransportFixture.Connections kind) throws Exception {
+        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
             BusStream stream = connection.open(dataStream(2), WAIT);
             router.nextStream(WAIT).respond(404, "unknown_stream");
             assertEquals(404, stream.awaitResponseHead(WAIT).status());
@@ -109,9 +111,10 @@ class BusTransportBasicsTest {
         }
     }
 
-    @Test
-    void peerResetFailsReaderAndWriterWithTheCode() throws Exception {
-        try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void peerResetFailsReaderAndWriterWithTheCode(TransportFixture.Connections kind) throws Exception {
+        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
             Reading reading = answeredAndReading(connection, 3);
             reading.routed().reset(0x2);
             StreamResetException reset = (StreamResetException) reading.failure().get();
@@ -122,9 +125,10 @@ class BusTransportBasicsTest {
         }
     }
 
-    @Test
-    void cancelWakesOwnBlockedReader() throws Exception {
-        try (BusConnection connection = connector.connect(endpoint(router.busUrl()))) {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void cancelWakesOwnBlockedReader(TransportFixture.Connections kind) throws Exception {
+        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
             Reading reading = answeredAndReading(connection, 4);
             reading.stream().cancel();
             StreamResetException reset = (StreamResetException) reading.failure().get();

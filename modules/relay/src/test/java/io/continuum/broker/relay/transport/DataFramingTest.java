@@ -15,6 +15,8 @@ import java.util.concurrent.CountDownLatch;
 
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * How outbound DATA is framed and written, seen by a bare HTTP/2 peer: frames of at most 16 KiB, and streams that
@@ -22,19 +24,23 @@ import org.junit.jupiter.api.Test;
  */
 class DataFramingTest {
 
-    @Test
-    void dataFramesAreAtMostSixteenKibWhenThePeerAnnouncesNoLargerSize() throws Exception {
-        assertEquals(List.of(16_384, 16_384, 16_384, 10_848), frameLengths(Map.of(), 60_000));
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void dataFramesAreAtMostSixteenKibWhenThePeerAnnouncesNoLargerSize(TransportFixture.Connections kind)
+            throws Exception {
+        assertEquals(List.of(16_384, 16_384, 16_384, 10_848), frameLengths(kind, Map.of(), 60_000));
     }
 
-    @Test
-    void dataFramesStayAtSixteenKibWhateverThePeerAllows() throws Exception {
-        assertEquals(List.of(16_384, 16_384, 16_384, 10_848), frameLengths(Map.of(0x5, 65_536L), 60_000));
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void dataFramesStayAtSixteenKibWhateverThePeerAllows(TransportFixture.Connections kind) throws Exception {
+        assertEquals(List.of(16_384, 16_384, 16_384, 10_848), frameLengths(kind, Map.of(0x5, 65_536L), 60_000));
     }
 
-    private static List<Integer> frameLengths(Map<Integer, Long> settings, int total) throws Exception {
+    private static List<Integer> frameLengths(TransportFixture.Connections kind, Map<Integer, Long> settings,
+                                              int total) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, settings);
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream stream = connection.open(dataStream(1), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * RFC 9113 section 8.1: a response is HEADERS, then DATA, and nothing after its END_STREAM. A peer that sends a
@@ -34,11 +36,12 @@ class MalformedResponseTest {
     private static final int STREAM_CLOSED = 0x5;
     private static final byte[] BODY = "the whole body".getBytes(StandardCharsets.US_ASCII);
 
-    @Test
-    void dataBeforeTheResponseHeadersResetsThatStreamWithProtocolErrorAndNothingElse() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void dataBeforeTheResponseHeadersResetsThatStreamWithProtocolErrorAndNothingElse(TransportFixture.Connections kind) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
-            HelidonBusConnection h = (HelidonBusConnection) connection;
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+            ConnectionProbe h = TransportFixture.probe(connection);
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream malformed = connection.open(dataStream(1), WAIT);
             BusStream other = connection.open(dataStream(2), WAIT);
@@ -102,11 +105,12 @@ class MalformedResponseTest {
      * RFC 9113 section 5.1: DATA on a half-closed (remote) stream, after the response's END_STREAM while the request
      * is still open, is a stream error STREAM_CLOSED. Helidon would end the connection.
      */
-    @Test
-    void dataAfterTheResponsesEndStreamResetsThatStreamWithStreamClosed() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void dataAfterTheResponsesEndStreamResetsThatStreamWithStreamClosed(TransportFixture.Connections kind) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
-            HelidonBusConnection h = (HelidonBusConnection) connection;
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+            ConnectionProbe h = TransportFixture.probe(connection);
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream ended = connection.open(dataStream(1), WAIT);
             BusStream other = connection.open(dataStream(2), WAIT);
@@ -133,11 +137,12 @@ class MalformedResponseTest {
      * closed, and the frame is ignored (RFC 9113 section 5.1 allows it). Helidon would still hold the stream and
      * take the frame for a connection error.
      */
-    @Test
-    void dataAfterTheEndOfAStreamFinishedBothWaysIsIgnored() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void dataAfterTheEndOfAStreamFinishedBothWaysIsIgnored(TransportFixture.Connections kind) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
-            HelidonBusConnection h = (HelidonBusConnection) connection;
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+            ConnectionProbe h = TransportFixture.probe(connection);
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream finished = connection.open(dataStream(1), WAIT);
             BusStream other = connection.open(dataStream(2), WAIT);
@@ -160,10 +165,11 @@ class MalformedResponseTest {
     }
 
     /** The usual order, HEADERS then DATA, even back to back in one read, is never mistaken for the malformed one. */
-    @Test
-    void dataRightBehindTheResponseHeadersIsTheBody() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void dataRightBehindTheResponseHeadersIsTheBody(TransportFixture.Connections kind) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream stream = connection.open(dataStream(1), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == MALFORMED, WAIT);
@@ -196,7 +202,7 @@ class MalformedResponseTest {
      * stream works both ways, every DATA byte (dropped, ignored or read) is credited back to the connection window,
      * and no stream slot is left in use.
      */
-    private static void assertOnlyThatStreamEnded(HelidonBusConnection h, RawH2Peer.Connection wire, BusStream other)
+    private static void assertOnlyThatStreamEnded(ConnectionProbe h, RawH2Peer.Connection wire, BusStream other)
             throws Exception {
         assertOtherStreamWorks(wire, other);
         assertTrue(h.ping(WAIT), "the connection still answers");

@@ -4,29 +4,29 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The real Helidon connector, remembering every connection it opened so a leak check can ask, after the test,
- * whether any is still open or still holds HTTP/2 stream slots.
+ * The real connector ({@link TransportSettings#defaults()} chooses which connection), remembering every connection
+ * it opened so a leak check can ask, after the test, whether any is still open or still holds HTTP/2 stream slots.
  */
 public final class TrackingConnector implements BusConnector {
-    private final HelidonBusConnector delegate;
-    private final List<HelidonBusConnection> connections = new CopyOnWriteArrayList<>();
+    private final BusConnector delegate;
+    private final List<BusConnection> connections = new CopyOnWriteArrayList<>();
 
     /** With the production transport settings. */
     public TrackingConnector() {
-        this(new HelidonBusConnector());
+        this(TransportSettings.defaults().connector());
     }
 
     /**
      * @param delegate the connector to track
      */
-    public TrackingConnector(HelidonBusConnector delegate) {
+    public TrackingConnector(BusConnector delegate) {
         this.delegate = delegate;
     }
 
     @Override
     public BusConnection connect(BusEndpoint endpoint) throws BusConnectException {
         BusConnection c = delegate.connect(endpoint);
-        connections.add((HelidonBusConnection) c);
+        connections.add(c);
         return c;
     }
 
@@ -37,19 +37,19 @@ public final class TrackingConnector implements BusConnector {
      * @return HTTP/2 stream slots in use on the connections that are still open
      */
     public long streamsInUse() {
-        return connections.stream().filter(HelidonBusConnection::isOpen)
-                .mapToLong(HelidonBusConnection::streamsInUse).sum();
+        return connections.stream().filter(BusConnection::isOpen)
+                .mapToLong(c -> ((ConnectionProbe) c).streamsInUse()).sum();
     }
 
     /** @return opens parked waiting for an HTTP/2 stream slot on the open connections */
     public long slotWaiters() {
-        return connections.stream().filter(HelidonBusConnection::isOpen)
-                .mapToLong(HelidonBusConnection::slotWaiters).sum();
+        return connections.stream().filter(BusConnection::isOpen)
+                .mapToLong(c -> ((ConnectionProbe) c).slotWaiters()).sum();
     }
 
     /** @return connections opened so far that are still open */
     public long openConnections() {
-        return connections.stream().filter(HelidonBusConnection::isOpen).count();
+        return connections.stream().filter(BusConnection::isOpen).count();
     }
 
     /** @return connections opened so far */

@@ -17,6 +17,8 @@ import java.util.Map;
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * What the transport puts on the wire, seen by a bare HTTP/2 peer, where each Helidon 4.5.0 client flaw it works
@@ -27,10 +29,11 @@ import org.junit.jupiter.api.Test;
  */
 class WireLevelTest {
 
-    @Test
-    void authorizationIsNeverIndexedOnEveryRequest() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void authorizationIsNeverIndexedOnEveryRequest(TransportFixture.Connections kind) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             for (int i = 1; i <= 3; i++) {
                 connection.open(dataStream(i), WAIT);
@@ -90,11 +93,12 @@ class WireLevelTest {
      * Seen from the peer (Helidon's concurrent writers overshoot the connection window): the client never sends more than the stream and connection windows the peer
      * granted (counted exactly by a raw peer), across WINDOW_UPDATEs and a SETTINGS_INITIAL_WINDOW_SIZE change.
      */
-    @Test
-    void writesStayExactlyWithinGrantedWindows() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void writesStayExactlyWithinGrantedWindows(TransportFixture.Connections kind) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, 1000L));
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
-            HelidonBusConnection h = (HelidonBusConnection) connection;
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+            ConnectionProbe h = TransportFixture.probe(connection);
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream stream = connection.open(dataStream(1), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
@@ -135,12 +139,13 @@ class WireLevelTest {
         }
     }
 
-    @Test
-    void slotsFollowThePeersMaxConcurrentStreamsAndTheWaitIsBounded() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void slotsFollowThePeersMaxConcurrentStreamsAndTheWaitIsBounded(TransportFixture.Connections kind) throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 2L));
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            HelidonBusConnection h = (HelidonBusConnection) connection;
+            ConnectionProbe h = TransportFixture.probe(connection);
             assertEquals(2, h.peerMaxConcurrentStreams());
             BusStream first = connection.open(dataStream(1), WAIT);
             BusStream second = connection.open(dataStream(2), WAIT);
@@ -171,12 +176,13 @@ class WireLevelTest {
         }
     }
 
-    @Test
-    void theResponseHeadDeadlineCountsFromTheSlotGrantNotFromTheCallToOpen() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void theResponseHeadDeadlineCountsFromTheSlotGrantNotFromTheCallToOpen(TransportFixture.Connections kind) throws Exception {
         // R-OPEN: the 10 s for the router's response head include any wait inside the client after the
         // slot was granted, and exclude the (separately bounded) wait for the slot itself.
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
             peer.accept(WAIT);
             long beforeFirst = System.nanoTime();
             BusStream first = connection.open(dataStream(1), WAIT);

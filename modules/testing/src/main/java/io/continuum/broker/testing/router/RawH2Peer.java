@@ -280,10 +280,10 @@ public final class RawH2Peer implements AutoCloseable {
          * client's), e.g. HEADERS and DATA back to back.
          */
         public void sendTogether(Consumer<FrameWriter> frames) throws IOException {
-            synchronized (writer) {
+            synchronized (writer) { // contiguous, whatever another thread sends meanwhile
                 frames.accept(writer);
-                writer.flush();
             }
+            writer.flush();
         }
 
         @Override

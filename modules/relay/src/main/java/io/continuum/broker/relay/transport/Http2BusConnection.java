@@ -1,0 +1,637 @@
+package io.continuum.broker.relay.transport;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import io.continuum.broker.event.EventLog;
+import io.continuum.broker.event.Severity;
+import io.continuum.broker.h2.FrameHandler;
+import io.continuum.broker.h2.FrameReader;
+import io.continuum.broker.h2.FrameWriter;
+import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2Error;
+import io.helidon.http.http2.Http2ErrorCode;
+
+/**
+ * One bus connection that this transport owns outright, on the project's frame codec ({@code io.continuum.broker.h2}):
+ * one reader thread (virtual) parses every inbound byte once and dispatches each frame to the stream that owns it;
+ * the {@link FrameWriter} owns HPACK encoding and the write order, and gathers frames of many streams into one TLS
+ * write. The connection assigns each stream's id and registers the stream before its HEADERS are written, so no
+ * frame of the peer can find a stream it does not know yet. Its parts are today's: {@link ConnectionWindows},
+ * {@link StreamSlots}, {@link Keepalive}, and per stream {@link StreamState} and {@link StreamReceiveWindow}.
+ *
+ * <p>Locking: {@link #lock} guards the stream map, every stream's state and both directions' windows; it is never
+ * held while writing to the socket. The writer's monitor orders frames: a stream id is taken, and a stream's
+ * "reset sent" mark is checked, under it, so ids go out in order and no DATA follows our RST_STREAM.
+ */
+final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive.Host, ConnectionProbe {
+    private static final EventLog LOG = EventLog.of(Http2BusConnection.class);
+    /**
+     * What the peer may send on all streams together before this side releases any: the upstream session cap.
+     * bus-protocol-v1 section 6 asks for at least 16 MiB; a router that opens thousands of streams to publishers
+     * that do not read cannot make the broker hold more than this (the Helidon connection grants 1 GiB).
+     */
+    static final int RECEIVE_WINDOW = 64 * 1024 * 1024;
+    private static final int MAX_WINDOW = Integer.MAX_VALUE;
+    /** How long a close waits for its GOAWAY to reach the socket before closing it regardless. */
+    private static final Duration GOAWAY_LINGER = Duration.ofSeconds(1);
+
+    final ReentrantLock lock = new ReentrantLock();
+    private final TransportSettings settings;
+    private final TlsDialer.Dialed dialed;
+    private final FrameWriter frames;
+    private final FrameReader reader;
+    private final StreamSlots slots;
+    private final ConnectionWindows windows;
+    private final Keepalive keepalive;
+    private final Map<Integer, Http2BusStream> streams = new HashMap<>(); // guarded by lock
+    private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
+    private final CountDownLatch firstSettings = new CountDownLatch(1);
+    private final AtomicBoolean closingLocally = new AtomicBoolean();
+    private final String authority;
+    private final String userAgent;
+    private int nextStreamId = 1; // guarded by the frames' monitor: ids reach the wire in the order taken
+    private ConnectionLostException failure; // guarded by lock
+
+    Http2BusConnection(BusEndpoint endpoint, TransportSettings settings, TlsDialer.Dialed dialed) throws IOException {
+        int window = Math.min(settings.connectionReceiveWindow(), RECEIVE_WINDOW);
+        this.settings = new TransportSettings(window, settings.streamWindowUpdateThreshold(),
+                Math.min(settings.connectionWindowUpdateThreshold(), window / 2), settings.keepaliveInterval(),
+                settings.keepaliveTimeout(), settings.readPollSlice(), settings.localStreamLimit(),
+                settings.oneOwnerConnection());
+        this.dialed = dialed;
+        this.frames = new FrameWriter(dialed.tls().getOutputStream());
+        this.reader = new FrameReader(dialed.tls().getInputStream(), this);
+        this.slots = new StreamSlots(settings.localStreamLimit());
+        this.windows = new ConnectionWindows(this.settings);
+        this.keepalive = new Keepalive(this, settings);
+        String host = endpoint.host().indexOf(':') >= 0 ? "[" + endpoint.host() + "]" : endpoint.host();
+        this.authority = endpoint.port() == 443 ? host : host + ":" + endpoint.port();
+        this.userAgent = endpoint.userAgent();
+    }
+
+    /** Preface, SETTINGS and the connection window; then waits (until {@code deadline}) for the peer's SETTINGS. */
+    void start(long deadline) throws BusConnectException {
+        Map<Integer, Long> local = new LinkedHashMap<>();
+        local.put(0x2, 0L);                                                   // ENABLE_PUSH: no
+        local.put(0x4, (long) TransportSettings.STREAM_RECEIVE_WINDOW);       // INITIAL_WINDOW_SIZE
+        synchronized (frames) {
+            frames.clientPreface();
+            frames.settings(local);
+            frames.windowUpdate(0, settings.connectionReceiveWindow() - TransportSettings.STREAM_RECEIVE_WINDOW);
+        }
+        lock.lock();
+        try {
+            windows.opened();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            frames.flush();
+        } catch (IOException e) {
+            throw new BusConnectException(BusConnectException.Kind.HTTP2, "preface write failed: " + e.getMessage(),
+                    e);
+        }
+        Thread.ofVirtual().name("bus-h2-reader").start(this::readLoop);
+        try {
+            if (!firstSettings.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "no SETTINGS from the peer", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "interrupted while connecting", e);
+        }
+        ConnectionLostException lost = failure();
+        if (lost != null) {
+            throw new BusConnectException(BusConnectException.Kind.HTTP2, "HTTP/2 set-up failed: "
+                    + lost.getMessage(), lost);
+        }
+        keepalive.start("bus-keepalive");
+    }
+
+    @Override
+    public BusStream open(StreamRequest request, Duration slotTimeout, BooleanSupplier commit)
+            throws TransportException {
+        throwIfFailed();
+        slots.acquire(slotTimeout);
+        long granted = System.nanoTime();
+        List<HeaderField> head = requestFields(request);
+        Http2BusStream stream;
+        synchronized (frames) {
+            ConnectionLostException lost = failure();
+            if (lost != null || !commit.getAsBoolean()) {
+                slots.release(); // abandoned while it waited, or the connection died: nothing was written
+                if (lost != null) {
+                    throw lost;
+                }
+                return null;
+            }
+            if (nextStreamId < 0) {
+                slots.release();
+                fail(ConnectionLostException.Reason.PROTOCOL, "stream ids exhausted", null);
+                throw failure();
+            }
+            int id = nextStreamId;
+            nextStreamId += 2;
+            lock.lock();
+            try {
+                stream = new Http2BusStream(this, id, windows.peerInitialWindow(), granted);
+                streams.put(id, stream);
+            } finally {
+                lock.unlock();
+            }
+            frames.headers(id, false, head);
+        }
+        flush();
+        return stream;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return failure() == null;
+    }
+
+    @Override
+    public void onClose(Consumer<TransportException> listener) {
+        ConnectionLostException cause;
+        lock.lock();
+        try {
+            cause = failure;
+            if (cause == null) {
+                closeListeners.add(listener);
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        listener.accept(cause);
+    }
+
+    @Override
+    public void close() {
+        if (!closingLocally.compareAndSet(false, true)) {
+            return;
+        }
+        if (isOpen()) {
+            goAway(0); // NO_ERROR
+        }
+        fail(ConnectionLostException.Reason.CLOSED_LOCALLY, "closed", null);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Keepalive.Host
+
+    @Override
+    public ReentrantLock lock() {
+        return lock;
+    }
+
+    @Override
+    public ConnectionLostException failureLocked() {
+        return failure;
+    }
+
+    @Override
+    public void writePing(long opaque) {
+        writeControl(w -> w.ping(false, opaque));
+    }
+
+    /** Declares the connection dead: idempotent, from any thread. */
+    @Override
+    public void fail(ConnectionLostException.Reason reason, String message, Throwable cause) {
+        if (closingLocally.get() && reason != ConnectionLostException.Reason.CLOSED_LOCALLY) {
+            reason = ConnectionLostException.Reason.CLOSED_LOCALLY; // our own close made the peer hang up
+            message = "closed";
+        }
+        ConnectionLostException exception = new ConnectionLostException(reason, message, cause);
+        List<Http2BusStream> open;
+        lock.lock();
+        try {
+            if (failure != null) {
+                return;
+            }
+            failure = exception;
+            open = new ArrayList<>(streams.values());
+            streams.clear();
+            for (Http2BusStream stream : open) {
+                stream.connectionLostLocked(exception);
+            }
+        } finally {
+            lock.unlock();
+        }
+        // closing TCP first unblocks writers stuck in a TLS write (SSLSocket.close would wait for their lock)
+        TlsDialer.closeQuietly(dialed.tcp());
+        TlsDialer.closeQuietly(dialed.tls());
+        slots.fail(exception);
+        keepalive.stop();
+        firstSettings.countDown();
+        for (Consumer<TransportException> listener : closeListeners) {
+            try {
+                listener.accept(exception);
+            } catch (RuntimeException e) {
+                LOG.warn("connection_close_listener_failed").cause(e).log();
+            }
+        }
+        closeListeners.clear();
+        LOG.at(reason == ConnectionLostException.Reason.CLOSED_LOCALLY ? Severity.DEBUG : Severity.INFO,
+                        "bus_connection_ended")
+                .field("reason", reason.name().toLowerCase(Locale.ROOT)).field("detail", message).cause(cause).log();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // ConnectionProbe
+
+    @Override
+    public boolean ping(Duration timeout) throws InterruptedException {
+        return keepalive.ping(timeout);
+    }
+
+    @Override
+    public long streamsInUse() {
+        return slots.inUse();
+    }
+
+    @Override
+    public long peerMaxConcurrentStreams() {
+        return slots.limit();
+    }
+
+    @Override
+    public long slotWaiters() {
+        return slots.waiting();
+    }
+
+    @Override
+    public String socketDescription() {
+        try {
+            return dialed.tls().getSession().getProtocol() + " alpn=" + dialed.tls().getApplicationProtocol()
+                    + " nodelay=" + dialed.tcp().getTcpNoDelay();
+        } catch (java.net.SocketException e) {
+            return "closed";
+        }
+    }
+
+    @Override
+    public long connectionBytesUncredited() {
+        lock.lock();
+        try {
+            return windows.uncredited();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // the reader thread: every inbound frame, in wire order
+
+    private void readLoop() {
+        try {
+            while (true) {
+                try {
+                    if (!reader.nextFrame()) {
+                        fail(ConnectionLostException.Reason.SOCKET, "peer closed the connection", null);
+                        return;
+                    }
+                } catch (Http2Error e) {
+                    switch (e) {
+                        case Http2Error.StreamError s -> streamError(s.streamId(), s.code(), s.getMessage());
+                        case Http2Error.ConnectionError c -> {
+                            connectionError(c.code(), c.getMessage());
+                            return;
+                        }
+                    }
+                }
+            }
+        } catch (IOException e) {
+            fail(ConnectionLostException.Reason.SOCKET, "read failed: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            fail(ConnectionLostException.Reason.PROTOCOL, "reader failed: " + e.getClass().getSimpleName(), e);
+        }
+    }
+
+    @Override
+    public void settings(boolean ack, Map<Integer, Long> values) throws Http2Error {
+        if (ack) {
+            return;
+        }
+        lock.lock();
+        try {
+            for (Map.Entry<Integer, Long> setting : values.entrySet()) {
+                long value = setting.getValue();
+                switch (setting.getKey()) {
+                    case 0x3 -> slots.limit(value); // MAX_CONCURRENT_STREAMS: new opens wait for it
+                    case 0x4 -> {                   // INITIAL_WINDOW_SIZE: every open stream's send window moves
+                        long delta = windows.peerInitialWindow(value);
+                        for (Http2BusStream stream : streams.values()) {
+                            if (!stream.adjustSendWindowLocked(delta)) {
+                                throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                                        "SETTINGS_INITIAL_WINDOW_SIZE takes stream " + stream.id()
+                                                + "'s window above 2^31-1");
+                            }
+                        }
+                    }
+                    default -> {
+                        // others and unknown identifiers (RFC 9113 section 6.5.2) need nothing here
+                    }
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        Map<Integer, Long> forWriter = new HashMap<>(values);
+        // DATA frames stay at 16 KiB whatever the peer allows (docs/benchmarks.md: larger ones did not pay)
+        forWriter.remove(0x5);
+        writeControl(w -> {
+            w.applyPeerSettings(forWriter);
+            w.settingsAck();
+        });
+        firstSettings.countDown();
+    }
+
+    @Override
+    public void ping(boolean ack, long payload) {
+        if (ack) {
+            keepalive.acknowledged(payload);
+        } else {
+            writeControl(w -> w.ping(true, payload));
+        }
+    }
+
+    @Override
+    public void goAway(int lastStreamId, int errorCode, byte[] debugData) {
+        fail(ConnectionLostException.Reason.GOAWAY, "peer sent GOAWAY " + Http2ErrorCodes.name(errorCode)
+                + " (last stream " + lastStreamId + ")", null);
+    }
+
+    @Override
+    public void windowUpdate(int streamId, int increment) throws Http2Error {
+        lock.lock();
+        try {
+            if (streamId == 0) {
+                if (windows.sendWindow() + increment > MAX_WINDOW) {
+                    throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                            "connection send window above 2^31-1");
+                }
+                windows.peerUpdate(increment);
+                streams.values().forEach(Http2BusStream::signalLocked);
+                return;
+            }
+            Http2BusStream stream = streams.get(streamId);
+            if (stream != null && !stream.adjustSendWindowLocked(increment)) {
+                throw new Http2Error.StreamError(streamId, Http2ErrorCode.FLOW_CONTROL,
+                        "stream send window above 2^31-1");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void rstStream(int streamId, int errorCode) {
+        int credit;
+        lock.lock();
+        try {
+            Http2BusStream stream = streams.get(streamId);
+            credit = stream == null ? 0 : stream.resetByPeerLocked(errorCode & 0xFFFF_FFFFL);
+        } finally {
+            lock.unlock();
+        }
+        sendWindowUpdates(0, 0, credit);
+    }
+
+    @Override
+    public void headers(int streamId, boolean endStream, List<HeaderField> fields) {
+        Http2BusStream violated;
+        lock.lock();
+        try {
+            Http2BusStream stream = streams.get(streamId);
+            // a stream this side is done with: ignored (its block was decoded, so HPACK stays in step)
+            violated = stream != null && !stream.headersLocked(fields, endStream) ? stream : null;
+        } finally {
+            lock.unlock();
+        }
+        if (violated != null) {
+            violated.resetMalformed("HEADERS that neither start the response nor end it",
+                    Http2ErrorCodes.PROTOCOL_ERROR);
+        }
+    }
+
+    @Override
+    public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) throws Http2Error {
+        int connectionCredit = 0;
+        int streamCredit = 0;
+        Http2BusStream violated = null;
+        DataVerdict verdict = DataVerdict.IGNORE;
+        lock.lock();
+        try {
+            if (!windows.received(flowControlled)) {
+                throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                        "peer exceeded the connection receive window");
+            }
+            Http2BusStream stream = streams.get(streamId);
+            verdict = stream == null ? DataVerdict.IGNORE : stream.dataVerdictLocked();
+            if (verdict != DataVerdict.PASS) {
+                // nobody will release these bytes: the connection's window gets them back now
+                connectionCredit = windows.credit(flowControlled);
+                violated = verdict.resetsStream() ? stream : null;
+            } else {
+                int padding = flowControlled - data.remaining();
+                if (!stream.receivedLocked(data, flowControlled, endStream)) {
+                    throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                            "peer exceeded the receive window of stream " + streamId);
+                }
+                if (padding > 0) { // padding reaches no publisher: credited at once
+                    streamCredit = stream.releaseLocked(padding);
+                    connectionCredit = windows.credit(padding);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (violated != null) {
+            violated.resetMalformed(verdict.violation(), verdict.resetCode());
+        }
+        sendWindowUpdates(streamId, streamCredit, connectionCredit);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // for Http2BusStream
+
+    TransportSettings settings() {
+        return settings;
+    }
+
+    FrameWriter frames() {
+        return frames;
+    }
+
+    /** Writes what was gathered; a failed write ends the connection, and the caller learns why. */
+    void flush() throws ConnectionLostException {
+        try {
+            frames.flush();
+        } catch (IOException e) {
+            fail(ConnectionLostException.Reason.SOCKET, "write failed: " + e.getMessage(), e);
+            throw failure();
+        }
+    }
+
+    /** Lock held. @return the peer's connection send window */
+    long sendWindowLocked() {
+        return windows.sendWindow();
+    }
+
+    /** Lock held. */
+    void consumeSendWindowLocked(int n) {
+        windows.consumeSendWindow(n);
+    }
+
+    /** Lock held: DATA taken from the window but never written (a reset came first) goes back to it. */
+    void returnSendWindowLocked(int n) {
+        windows.peerUpdate(n);
+        streams.values().forEach(Http2BusStream::signalLocked);
+    }
+
+    /** Lock held: credits bytes released or never to be released; returns an increment to send now, or 0. */
+    int creditConnectionLocked(long bytes) {
+        return windows.credit(bytes);
+    }
+
+    /** Lock held: the stream ended and its last frame is written (or none is due): its slot is free. */
+    void streamFinishedLocked(Http2BusStream stream) {
+        streams.remove(stream.idInt());
+        slots.release();
+    }
+
+    /** Lock held: the stream ended but its last frame is still to be written; then {@link #releaseSlot()}. */
+    void streamForgottenLocked(Http2BusStream stream) {
+        streams.remove(stream.idInt());
+    }
+
+    /**
+     * Gives a stream's slot back, only once its last frame is written: the peer counts the stream open until it
+     * reads that frame, so a stream opened in the freed slot must put its HEADERS behind it.
+     */
+    void releaseSlot() {
+        slots.release();
+    }
+
+    /** WINDOW_UPDATEs for a stream and the connection, in one write; nothing for zero increments. */
+    void sendWindowUpdates(int streamId, int streamIncrement, int connectionIncrement) {
+        if (streamIncrement <= 0 && connectionIncrement <= 0) {
+            return;
+        }
+        writeControl(w -> {
+            if (streamIncrement > 0) {
+                w.windowUpdate(streamId, streamIncrement);
+            }
+            if (connectionIncrement > 0) {
+                w.windowUpdate(0, connectionIncrement);
+            }
+        });
+    }
+
+    ConnectionLostException failure() {
+        lock.lock();
+        try {
+            return failure;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+
+    /** A frame of the connection's own (no window): a failure is reported through {@link #fail}. */
+    private void writeControl(Consumer<FrameWriter> frame) {
+        synchronized (frames) {
+            frame.accept(frames);
+        }
+        try {
+            flush();
+        } catch (ConnectionLostException e) {
+            // fail() has reported it
+        }
+    }
+
+    private void streamError(int streamId, Http2ErrorCode code, String message) {
+        Http2BusStream stream;
+        lock.lock();
+        try {
+            stream = streams.get(streamId);
+        } finally {
+            lock.unlock();
+        }
+        if (stream != null) {
+            stream.resetMalformed(message, code.code());
+        } else {
+            writeControl(w -> w.rstStream(streamId, code.code()));
+        }
+    }
+
+    private void connectionError(Http2ErrorCode code, String message) {
+        if (isOpen()) {
+            goAway(code.code());
+        }
+        fail(ConnectionLostException.Reason.PROTOCOL, message, null);
+    }
+
+    /**
+     * GOAWAY (last stream 0: this side accepts no streams), written by its own thread and waited for up to
+     * {@link #GOAWAY_LINGER}: a socket the peer stopped reading must not hold the close.
+     */
+    private void goAway(int errorCode) {
+        synchronized (frames) {
+            frames.goAway(0, errorCode, new byte[0]);
+        }
+        Thread writer = Thread.ofVirtual().name("bus-goaway").start(() -> {
+            try {
+                frames.flush();
+            } catch (IOException e) {
+                // the connection is ending anyway
+            }
+        });
+        try {
+            writer.join(GOAWAY_LINGER);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void throwIfFailed() throws ConnectionLostException {
+        ConnectionLostException lost = failure();
+        if (lost != null) {
+            throw lost;
+        }
+    }
+
+    private List<HeaderField> requestFields(StreamRequest request) {
+        List<HeaderField> fields = new ArrayList<>(request.headers().size() + 5);
+        fields.add(new HeaderField(":method", request.method()));
+        fields.add(new HeaderField(":scheme", "https"));
+        fields.add(new HeaderField(":authority", authority));
+        fields.add(new HeaderField(":path", request.path()));
+        boolean userAgentGiven = false;
+        for (Header header : request.headers()) {
+            fields.add(new HeaderField(header.name(), header.value(), header.sensitive()));
+            userAgentGiven |= header.name().equals("user-agent");
+        }
+        if (!userAgentGiven) {
+            fields.add(new HeaderField("user-agent", userAgent));
+        }
+        return fields;
+    }
+}

@@ -1,0 +1,500 @@
+package io.continuum.broker.relay.transport;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.continuum.broker.h2.FrameWriter;
+import io.continuum.broker.h2.HeaderField;
+
+/**
+ * One bus stream on an {@link Http2BusConnection}: its state ({@link StreamState}), both windows, and its inbound
+ * buffer, all guarded by the connection's lock ({@link #changed} is a condition of it); one writer at a time
+ * ({@link #writeLock}) and one reader at a time ({@link #readLock}).
+ *
+ * <p>Inbound bytes are copied once, from the reader's buffer into a chunk of this stream's queue, and handed to
+ * {@link #read()} in wire order; a reset by the peer is reported after every byte that arrived before it. The
+ * window is replenished only by {@link #release(int)} (bus-protocol-v1 section 6). A local reset discards what is
+ * queued and credits it back to the connection at once.
+ */
+final class Http2BusStream implements BusStream {
+    private static final byte[] NO_BYTES = new byte[0];
+    /**
+     * Most bytes taken from the windows and added in one go (four 16 KiB DATA frames): fewer lock rounds and TLS
+     * writes per chunk, while other streams' frames still interleave between batches.
+     */
+    private static final int WRITE_BATCH = 4 * 16_384;
+    private final Http2BusConnection connection;
+    private final int id;
+    private final ReentrantLock lock;
+    private final Condition changed;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final ReentrantLock readLock = new ReentrantLock();
+    private final long slotGrantedNanos;
+
+    // guarded by lock
+    private StreamState state = StreamState.OPEN;
+    private TransportException failure;
+    private long sendWindow;
+    private final StreamReceiveWindow receive;
+    private ResponseHead head;
+    private final ArrayDeque<ByteBuffer> inbound = new ArrayDeque<>();
+    private boolean remoteEnded;
+
+    // guarded by the connection's frame writer's monitor: set before our RST_STREAM is added, checked before DATA
+    private boolean resetSent;
+
+    Http2BusStream(Http2BusConnection connection, int id, long peerInitialWindow, long slotGrantedNanos) {
+        this.connection = connection;
+        this.id = id;
+        this.lock = connection.lock;
+        this.changed = lock.newCondition();
+        this.sendWindow = peerInitialWindow;
+        this.slotGrantedNanos = slotGrantedNanos;
+        this.receive = new StreamReceiveWindow(connection.settings().streamWindowUpdateThreshold());
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    int idInt() {
+        return id;
+    }
+
+    @Override
+    public long slotGrantedNanos() {
+        return slotGrantedNanos;
+    }
+
+    @Override
+    public void write(ByteBuffer data) throws TransportException {
+        writeLock.lock();
+        try {
+            while (data.hasRemaining()) {
+                int n;
+                lock.lock();
+                try {
+                    while (true) {
+                        throwIfNotWritableLocked();
+                        n = (int) Math.min(Math.min(data.remaining(), WRITE_BATCH),
+                                Math.min(connection.sendWindowLocked(), sendWindow));
+                        if (n > 0) {
+                            break;
+                        }
+                        changed.await(); // for window, without holding other streams back and without a timeout
+                    }
+                    connection.consumeSendWindowLocked(n);
+                    sendWindow -= n;
+                } finally {
+                    lock.unlock();
+                }
+                byte[] bytes;
+                int offset;
+                if (data.hasArray()) {
+                    bytes = data.array();
+                    offset = data.arrayOffset() + data.position();
+                    data.position(data.position() + n);
+                } else {
+                    bytes = new byte[n];
+                    offset = 0;
+                    data.get(bytes);
+                }
+                boolean added;
+                FrameWriter frames = connection.frames();
+                synchronized (frames) {
+                    added = !resetSent;
+                    if (added) {
+                        frames.data(id, false, bytes, offset, n);
+                    }
+                }
+                if (!added) {
+                    lock.lock();
+                    try {
+                        connection.returnSendWindowLocked(n); // the peer never saw these bytes
+                    } finally {
+                        lock.unlock();
+                    }
+                    throw failureOr("stream " + id + " was reset");
+                }
+                connection.flush();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamClosedException("interrupted while writing stream " + id);
+        } catch (ConnectionLostException e) {
+            throw failureOr(e);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public void endRequest() throws TransportException {
+        writeLock.lock();
+        try {
+            boolean finished;
+            lock.lock();
+            try {
+                if (failure != null) {
+                    throw failure;
+                }
+                if (!state.localOpen()) {
+                    return;
+                }
+                state = state.onLocalEnd();
+                finished = state.terminal();
+                if (finished) {
+                    connection.streamForgottenLocked(this);
+                    changed.signalAll(); // awaitClosed
+                }
+            } finally {
+                lock.unlock();
+            }
+            try {
+                FrameWriter frames = connection.frames();
+                synchronized (frames) {
+                    if (!resetSent) {
+                        frames.data(id, true, NO_BYTES, 0, 0);
+                    }
+                }
+                connection.flush();
+            } finally {
+                if (finished) {
+                    connection.releaseSlot(); // behind our END_STREAM, which is what frees the slot for the peer
+                }
+            }
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public ResponseHead awaitResponseHead(Duration timeout) throws TimeoutException, TransportException {
+        long nanos = timeout.toNanos();
+        lock.lock();
+        try {
+            while (head == null) {
+                if (failure != null) {
+                    throw failure;
+                }
+                if (nanos <= 0) {
+                    throw new TimeoutException("no response head on stream " + id + " within " + timeout.toMillis()
+                            + " ms");
+                }
+                nanos = changed.awaitNanos(nanos);
+            }
+            return head;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamClosedException("interrupted while waiting for the response head of stream " + id);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public ByteBuffer read() throws TransportException {
+        readLock.lock();
+        try {
+            lock.lock();
+            try {
+                while (inbound.isEmpty() && !remoteEnded && failure == null) {
+                    changed.await();
+                }
+                if (!inbound.isEmpty()) {
+                    return inbound.poll(); // before an end or a reset that came after it, in wire order
+                }
+                if (remoteEnded) {
+                    return null;
+                }
+                throw failure;
+            } finally {
+                lock.unlock();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamClosedException("interrupted while reading stream " + id);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public void release(int n) {
+        if (n <= 0) {
+            throw new IllegalArgumentException("release needs a positive byte count");
+        }
+        int streamIncrement;
+        int connectionIncrement;
+        lock.lock();
+        try {
+            if (receive.creditReturned()) {
+                return; // the stream ended abnormally and its bytes were credited to the connection already
+            }
+            streamIncrement = releaseLocked(n);
+            connectionIncrement = connection.creditConnectionLocked(n);
+        } finally {
+            lock.unlock();
+        }
+        connection.sendWindowUpdates(id, streamIncrement, connectionIncrement);
+    }
+
+    @Override
+    public boolean awaitClosed(Duration timeout) throws InterruptedException {
+        long nanos = timeout.toNanos();
+        lock.lock();
+        try {
+            while (!state.terminal()) {
+                if (nanos <= 0) {
+                    return false;
+                }
+                nanos = changed.awaitNanos(nanos);
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public TransportException failure() {
+        lock.lock();
+        try {
+            return failure;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void cancel() {
+        reset(new StreamResetException(id, StreamResetException.CANCEL, false), StreamResetException.CANCEL);
+    }
+
+    /** The peer broke this stream's rules: a stream error, answered with a reset; the connection goes on. */
+    void resetMalformed(String violation, long errorCode) {
+        reset(new MalformedResponseException(id, violation, errorCode), errorCode);
+    }
+
+    @Override
+    public String toString() {
+        return "BusStream[" + id + "]";
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // events from the connection's reader (lock held)
+
+    void signalLocked() {
+        changed.signalAll();
+    }
+
+    /** @return false if the window would pass 2^31-1 (RFC 9113 section 6.9.1) */
+    boolean adjustSendWindowLocked(long delta) {
+        if (sendWindow + delta > Integer.MAX_VALUE) {
+            return false;
+        }
+        sendWindow += delta; // may go negative after a SETTINGS (section 6.9.2): writes wait until it is positive
+        changed.signalAll();
+        return true;
+    }
+
+    /** @return what becomes of DATA from the peer on this stream now */
+    DataVerdict dataVerdictLocked() {
+        if (state.terminal()) {
+            return DataVerdict.IGNORE;
+        }
+        if (head == null) {
+            return DataVerdict.BEFORE_HEADERS;
+        }
+        return state.remoteOpen() ? DataVerdict.PASS : DataVerdict.AFTER_END_STREAM;
+    }
+
+    /**
+     * DATA this stream allows: queued for the reader (copied out of the reader's buffer).
+     *
+     * @return false if the peer overran this stream's receive window
+     */
+    boolean receivedLocked(ByteBuffer data, int flowControlled, boolean endStream) {
+        if (!receive.received(flowControlled)) {
+            return false;
+        }
+        if (data.hasRemaining()) {
+            byte[] copy = new byte[data.remaining()];
+            data.get(copy);
+            inbound.add(ByteBuffer.wrap(copy));
+        }
+        if (endStream) {
+            remoteEndLocked();
+        }
+        changed.signalAll();
+        return true;
+    }
+
+    /** Lock held: records released bytes; @return a stream WINDOW_UPDATE increment to send now, or 0 */
+    int releaseLocked(int n) {
+        return receive.release(n, state.remoteOpen());
+    }
+
+    /**
+     * A header block for this stream: the response head, or trailers that end the stream.
+     *
+     * @return false if it is neither (a second head without END_STREAM, or no {@code :status}): malformed
+     */
+    boolean headersLocked(List<HeaderField> fields, boolean endStream) {
+        if (head == null) {
+            ResponseHead parsed = responseHead(fields);
+            if (parsed == null) {
+                return false;
+            }
+            head = parsed;
+        } else if (!endStream) {
+            return false;
+        }
+        if (endStream) {
+            remoteEndLocked();
+        }
+        changed.signalAll();
+        return true;
+    }
+
+    /** @return bytes to credit back to the connection now (the caller sends the WINDOW_UPDATE) */
+    int resetByPeerLocked(long errorCode) {
+        if (state == StreamState.RESET || state == StreamState.LOST) {
+            return 0;
+        }
+        boolean wasTerminal = state.terminal();
+        failure = new StreamResetException(id, errorCode, true);
+        state = StreamState.RESET;
+        int credit = returnCreditLocked();
+        if (!wasTerminal) {
+            connection.streamFinishedLocked(this); // the peer counts the stream closed from its RST_STREAM on
+        }
+        changed.signalAll();
+        return credit;
+    }
+
+    void connectionLostLocked(ConnectionLostException cause) {
+        if (state == StreamState.RESET || state == StreamState.LOST) {
+            return;
+        }
+        failure = cause;
+        state = StreamState.LOST;
+        receive.takeOutstanding(); // the connection is gone: nothing to credit
+        changed.signalAll();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+
+    /** A reset by this side: {@code cause} is what every later call on the stream throws. */
+    private void reset(TransportException cause, long errorCode) {
+        boolean sendReset;
+        boolean releaseSlot;
+        int credit;
+        lock.lock();
+        try {
+            if (state == StreamState.RESET || state == StreamState.LOST) {
+                return;
+            }
+            sendReset = state != StreamState.CLOSED;
+            releaseSlot = !state.terminal();
+            failure = cause;
+            state = StreamState.RESET;
+            inbound.clear(); // nobody reads them now: credited below with the rest
+            credit = returnCreditLocked();
+            if (releaseSlot) {
+                connection.streamForgottenLocked(this); // DATA that still arrives is credited to the connection
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            FrameWriter frames = connection.frames();
+            synchronized (frames) {
+                resetSent = true;
+                if (sendReset) {
+                    frames.rstStream(id, (int) errorCode);
+                }
+                if (credit > 0) {
+                    frames.windowUpdate(0, credit);
+                }
+            }
+            connection.flush();
+        } catch (ConnectionLostException e) {
+            // the connection is failing; fail() reports it
+        } finally {
+            if (releaseSlot) {
+                connection.releaseSlot(); // behind our RST_STREAM
+            }
+        }
+    }
+
+    private void remoteEndLocked() {
+        remoteEnded = true;
+        StreamState before = state;
+        state = state.onRemoteEnd();
+        if (!before.terminal() && state.terminal()) {
+            connection.streamFinishedLocked(this); // our END_STREAM went out before: the slot is free
+        }
+    }
+
+    private int returnCreditLocked() {
+        long outstanding = receive.takeOutstanding();
+        return outstanding > 0 ? connection.creditConnectionLocked(outstanding) : 0;
+    }
+
+    private void throwIfNotWritableLocked() throws TransportException {
+        if (failure != null) {
+            throw failure;
+        }
+        if (!state.localOpen()) {
+            throw new StreamClosedException("request body of stream " + id + " already ended");
+        }
+    }
+
+    private TransportException failureOr(String message) {
+        lock.lock();
+        try {
+            if (failure != null) {
+                return failure;
+            }
+            ConnectionLostException lost = connection.failureLocked();
+            return lost != null ? lost : new StreamClosedException(message);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private TransportException failureOr(ConnectionLostException lost) {
+        lock.lock();
+        try {
+            return failure != null ? failure : lost;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static ResponseHead responseHead(List<HeaderField> fields) {
+        int status = -1;
+        List<Header> headers = new ArrayList<>(fields.size());
+        for (HeaderField f : fields) {
+            if (f.name().equals(":status")) {
+                try {
+                    status = Integer.parseInt(f.value());
+                } catch (NumberFormatException e) {
+                    return null;
+                }
+            } else if (!f.pseudo()) {
+                headers.add(new Header(f.name(), f.value(), f.sensitive()));
+            }
+        }
+        return status < 100 || status > 999 ? null : new ResponseHead(status, headers);
+    }
+}
