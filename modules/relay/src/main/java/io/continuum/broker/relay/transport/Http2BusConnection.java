@@ -34,6 +34,12 @@ import io.helidon.http.http2.Http2ErrorCode;
  * frame of the peer can find a stream it does not know yet. Its parts are today's: {@link ConnectionWindows},
  * {@link StreamSlots}, {@link Keepalive}, and per stream {@link StreamState} and {@link StreamReceiveWindow}.
  *
+ * <p>Longer than the project's 500-line aim on purpose: the frame handler half (one method per inbound frame type)
+ * and the half the streams call both read and change the same lock-guarded state (stream map, windows, failure);
+ * split, each would reach into the other's fields, and the orderings that matter (a stream registered before its
+ * HEADERS, the slot freed only behind a stream's last frame, every dropped DATA byte credited once) would no longer
+ * be visible in one place.
+ *
  * <p>Locking: {@link #lock} guards the stream map, every stream's state and both directions' windows; it is never
  * held while writing to the socket. The writer's monitor orders frames: a stream id is taken, and a stream's
  * "reset sent" mark is checked, under it, so ids go out in order and no DATA follows our RST_STREAM.

@@ -48,6 +48,8 @@ public final class RawH2Peer implements AutoCloseable {
         public static final int HEADERS = 0x1;
         /** RST_STREAM. */
         public static final int RST_STREAM = 0x3;
+        /** PING (only ACKs reach a test: the peer answers the client's PINGs itself). */
+        public static final int PING = 0x6;
         /** GOAWAY. */
         public static final int GOAWAY = 0x7;
         /** WINDOW_UPDATE. */
@@ -339,7 +341,9 @@ public final class RawH2Peer implements AutoCloseable {
 
         @Override
         public void ping(boolean ack, long payload) {
-            if (!ack && answerPings) {
+            if (ack) { // the answer to a PING the test sent
+                frames.add(new Frame(Frame.PING, 0x1, 0, ByteBuffer.allocate(8).putLong(payload).array(), List.of()));
+            } else if (answerPings) {
                 reply(w -> w.ping(true, payload));
             }
         }
