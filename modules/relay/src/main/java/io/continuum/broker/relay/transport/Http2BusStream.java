@@ -36,6 +36,8 @@ final class Http2BusStream implements BusStream {
     private final ReentrantLock writeLock = new ReentrantLock();
     private final ReentrantLock readLock = new ReentrantLock();
     private final long slotGrantedNanos;
+    /** Guarded by writeLock: a direct buffer's bytes on their way into the writer, which copies them. */
+    private byte[] scratch;
 
     // guarded by lock
     private StreamState state = StreamState.OPEN;
@@ -101,10 +103,13 @@ final class Http2BusStream implements BusStream {
                     bytes = data.array();
                     offset = data.arrayOffset() + data.position();
                     data.position(data.position() + n);
-                } else {
-                    bytes = new byte[n];
+                } else { // the publisher reads into a direct buffer: one scratch array per stream, not one per write
+                    if (scratch == null) {
+                        scratch = new byte[WRITE_BATCH];
+                    }
+                    bytes = scratch;
                     offset = 0;
-                    data.get(bytes);
+                    data.get(bytes, 0, n);
                 }
                 boolean added;
                 FrameWriter frames = connection.frames();
