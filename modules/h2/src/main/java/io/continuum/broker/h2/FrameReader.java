@@ -85,6 +85,15 @@ public final class FrameReader {
     }
 
     /**
+     * This endpoint's SETTINGS_HEADER_TABLE_SIZE, once the peer acknowledged it: the peer's encoder may use no more,
+     * and when it is smaller than the table in use, the peer's next header block must begin with a dynamic table
+     * size update (RFC 7541 section 4.2); one that does not is a COMPRESSION_ERROR.
+     */
+    public void headerTableSize(long bytes) {
+        hpack.tableSizeLimit(bytes);
+    }
+
+    /**
      * Reads one frame and hands it over (a HEADERS without END_HEADERS is handed over with its last CONTINUATION).
      *
      * @return false at the end of the stream between frames

@@ -34,8 +34,31 @@ final class HpackDecoder {
     private final Http2Headers.DynamicTable table = Http2Headers.DynamicTable.create(DEFAULT_TABLE_SIZE);
     private final Http2HuffmanDecoder huffmanDecoder = Http2HuffmanDecoder.create();
 
+    /** The table size the peer's encoder last announced (or the initial one); only block starts change it. */
+    private long tableSize = DEFAULT_TABLE_SIZE;
+    /** Whether the next block must begin with a dynamic table size update (our limit went below the table). */
+    private boolean sizeUpdateDue;
+
+    /** Our SETTINGS_HEADER_TABLE_SIZE, acknowledged: see {@link FrameReader#headerTableSize(long)}. */
+    void tableSizeLimit(long bytes) {
+        if (bytes < 0 || bytes > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("SETTINGS_HEADER_TABLE_SIZE out of range: " + bytes);
+        }
+        table.protocolMaxTableSize(bytes);
+        sizeUpdateDue = bytes < tableSize;
+    }
+
     /** Decodes one whole header block (HEADERS and its CONTINUATIONs, padding and priority removed). */
     List<HeaderField> decode(int streamId, byte[] block) throws Http2Error {
+        boolean announced = followSizeUpdates(block);
+        if (sizeUpdateDue) {
+            if (!announced) {
+                throw new Http2Error.ConnectionError(Http2ErrorCode.COMPRESSION, "header block of stream " + streamId
+                        + " does not begin with the dynamic table size update a lowered"
+                        + " SETTINGS_HEADER_TABLE_SIZE requires (RFC 7541 section 4.2)");
+            }
+            sizeUpdateDue = false;
+        }
         Http2FrameHeader header = Http2FrameHeader.create(block.length, Http2FrameTypes.HEADERS,
                 Http2Flag.HeaderFlags.create(Http2Flag.END_OF_HEADERS), streamId);
         Http2Headers decoded;
@@ -64,6 +87,35 @@ final class HpackDecoder {
             }
         }
         return fields;
+    }
+
+    /**
+     * Notes the dynamic table size updates a block begins with (RFC 7541 section 6.3: {@code 001} and a 5-bit prefix
+     * integer); Helidon's decoder applies them and checks each against our limit.
+     *
+     * @return whether there was one
+     */
+    private boolean followSizeUpdates(byte[] block) {
+        boolean any = false;
+        int i = 0;
+        while (i < block.length && (block[i] & 0xE0) == 0x20) {
+            long value = block[i++] & 0x1F;
+            if (value == 0x1F) {
+                int shift = 0;
+                int b;
+                do {
+                    if (i == block.length || shift > 28) {
+                        return any; // truncated or too large: Helidon's decoder reports it
+                    }
+                    b = block[i++] & 0xFF;
+                    value += (long) (b & 0x7F) << shift;
+                    shift += 7;
+                } while ((b & 0x80) != 0);
+            }
+            tableSize = value;
+            any = true;
+        }
+        return any;
     }
 
     private interface Value {

@@ -117,6 +117,39 @@ class FrameReaderRulesTest {
     }
 
     @Test
+    void aLoweredHeaderTableSizeMustBeAnnouncedAtTheStartOfTheNextBlock() throws Exception {
+        writer.frame(0x1, 0x4, 1, new byte[] {(byte) 0x88}); // :status 200, no size update
+        writer.flush();
+        FrameReader reader = reader();
+        reader.headerTableSize(0);
+        Http2Error e = assertThrows(Http2Error.class, reader::nextFrame);
+        assertInstanceOf(Http2Error.ConnectionError.class, e, e.getMessage());
+        assertEquals(Http2ErrorCode.COMPRESSION, e.code(), e.getMessage());
+    }
+
+    @Test
+    void aBlockThatAnnouncesTheLoweredTableSizeIsDecodedAndLaterBlocksNeedNoUpdate() throws Exception {
+        writer.frame(0x1, 0x4, 1, new byte[] {0x20, (byte) 0x88}); // size update to 0, :status 200
+        writer.frame(0x1, 0x4, 3, new byte[] {(byte) 0x88});
+        writer.flush();
+        FrameReader reader = reader();
+        reader.headerTableSize(0);
+        assertTrue(reader.nextFrame());
+        assertTrue(reader.nextFrame());
+        assertEquals(2, seen.headerBlocks.size());
+    }
+
+    @Test
+    void aSizeUpdateAboveOurHeaderTableSizeIsACompressionConnectionError() throws Exception {
+        writer.frame(0x1, 0x4, 1, new byte[] {0x3F, 0x01, (byte) 0x88}); // size update to 32, :status 200
+        writer.flush();
+        FrameReader reader = reader();
+        reader.headerTableSize(0);
+        Http2Error e = assertThrows(Http2Error.class, reader::nextFrame);
+        assertEquals(Http2ErrorCode.COMPRESSION, e.code(), e.getMessage());
+    }
+
+    @Test
     void headersWithPriorityAndPaddingAreReadPastBoth() throws Exception {
         // PADDED | PRIORITY | END_HEADERS: pad length 2, dependency 0 weight 16, :status 200, 2 bytes of padding
         writer.frame(0x1, 0x8 | 0x20 | 0x4, 1, new byte[] {2, 0, 0, 0, 0, 15, (byte) 0x88, 0, 0});

@@ -34,4 +34,25 @@ interface ConnectionProbe {
 
     /** @return e.g. {@code TLSv1.3 alpn=h2 nodelay=true} */
     String socketDescription();
+
+    /** @return streams the connection still keeps state for: finished ones must not pile up on a months-long one */
+    int streamsTracked();
+
+    // Test seams: each hook runs on the thread and at the point named, so a test can make the peer's frames arrive
+    // exactly there; null removes it. Reads of an unset seam cost one volatile read.
+
+    /**
+     * Runs on the cancelling thread right after {@code stream}'s RST_STREAM reached the socket, before its slot is
+     * freed.
+     */
+    void afterResetWritten(BusStream stream, Runnable hook);
+
+    /** Runs on the opening thread right after a new stream's HEADERS reached the socket, before the open returns. */
+    void afterHeadersWritten(Runnable hook);
+
+    /**
+     * Runs on a writing thread after it took a DATA frame's bytes from the send windows and before the frame is
+     * handed to the frame writer (where a reset in between must give the bytes back).
+     */
+    void beforeDataAdded(Runnable hook);
 }

@@ -263,6 +263,31 @@ final class HelidonBusConnection implements BusConnection, Keepalive.Host, Conne
         }
     }
 
+    @Override
+    public int streamsTracked() {
+        lock.lock();
+        try {
+            return streams.all().size(); // Helidon's own map: ScaleAndThroughputTest reads it
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void afterResetWritten(BusStream stream, Runnable hook) {
+        ((HelidonBusStream) stream).afterResetWritten = hook;
+    }
+
+    @Override
+    public void afterHeadersWritten(Runnable hook) {
+        afterHeadersWritten = hook;
+    }
+
+    @Override
+    public void beforeDataAdded(Runnable hook) {
+        writer().beforeDataLock = hook;
+    }
+
     /** @return Helidon's connection (tests inspect its stream map) */
     Http2ClientConnection helidonConnection() {
         return h2;

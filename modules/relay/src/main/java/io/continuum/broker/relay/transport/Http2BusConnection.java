@@ -70,6 +70,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private final AtomicBoolean closingLocally = new AtomicBoolean();
     private final String authority;
     private final String userAgent;
+    /** Test seams ({@link ConnectionProbe}). */
+    private volatile Runnable afterHeadersWritten;
+    volatile Runnable beforeDataAdded;
     private int nextStreamId = 1; // guarded by the frames' monitor: ids reach the wire in the order taken
     private ConnectionLostException failure; // guarded by lock
 
@@ -163,6 +166,10 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             frames.headers(id, false, head);
         }
         flush();
+        Runnable hook = afterHeadersWritten;
+        if (hook != null) {
+            hook.run();
+        }
         return stream;
     }
 
@@ -299,6 +306,31 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public int streamsTracked() {
+        lock.lock();
+        try {
+            return streams.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void afterResetWritten(BusStream stream, Runnable hook) {
+        ((Http2BusStream) stream).afterResetWritten = hook;
+    }
+
+    @Override
+    public void afterHeadersWritten(Runnable hook) {
+        afterHeadersWritten = hook;
+    }
+
+    @Override
+    public void beforeDataAdded(Runnable hook) {
+        beforeDataAdded = hook;
     }
 
     // ---------------------------------------------------------------------------------------------------------

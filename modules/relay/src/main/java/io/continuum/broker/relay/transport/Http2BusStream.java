@@ -48,6 +48,9 @@ final class Http2BusStream implements BusStream {
     private final ArrayDeque<ByteBuffer> inbound = new ArrayDeque<>();
     private boolean remoteEnded;
 
+    /** Test seam ({@link ConnectionProbe#afterResetWritten}). */
+    volatile Runnable afterResetWritten;
+
     // guarded by the connection's frame writer's monitor: set before our RST_STREAM is added, checked before DATA
     private boolean resetSent;
 
@@ -110,6 +113,10 @@ final class Http2BusStream implements BusStream {
                     bytes = scratch;
                     offset = 0;
                     data.get(bytes, 0, n);
+                }
+                Runnable seam = connection.beforeDataAdded;
+                if (seam != null) {
+                    seam.run();
                 }
                 boolean added;
                 FrameWriter frames = connection.frames();
@@ -432,6 +439,10 @@ final class Http2BusStream implements BusStream {
                 }
             }
             connection.flush();
+            Runnable hook = afterResetWritten;
+            if (hook != null && sendReset) {
+                hook.run();
+            }
         } catch (ConnectionLostException e) {
             // the connection is failing; fail() reports it
         } finally {

@@ -244,11 +244,12 @@ class ConnectionDeathTest {
         }
     }
 
-    @Test
-    void oneStreamResetOthersAlive() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void oneStreamResetOthersAlive(TransportFixture.Connections kind) throws Exception {
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              TestRouter router = TestRouter.builder(TransportFixture.SERVER).start();
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(router.busUrl()))) {
+             BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
             List<BusStream> streams = new ArrayList<>();
             List<RouterStream> routed = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
@@ -263,8 +264,8 @@ class ConnectionDeathTest {
             try {
                 victimOutcome = victim.get(10, TimeUnit.SECONDS);
             } catch (java.util.concurrent.TimeoutException e) {
-                HelidonBusStream h = (HelidonBusStream) streams.get(1);
-                throw new AssertionError("stream " + h.id() + " state " + h.state() + " open " + connection.isOpen(), e);
+                throw new AssertionError("stream " + streams.get(1) + " not woken, connection open "
+                        + connection.isOpen(), e);
             }
             StreamResetException reset = assertInstanceOf(StreamResetException.class, victimOutcome);
             assertEquals(0x2, reset.errorCode());
@@ -295,7 +296,8 @@ class ConnectionDeathTest {
         return Census.threads().values().stream()
                 .filter(t -> t.name().startsWith("bus-") || t.stack().stream().anyMatch(frame ->
                         frame.contains("io.helidon.webclient.http2.Http2ClientConnection")
-                                || frame.contains("io.continuum.broker.relay.transport.HelidonBus")))
+                                || frame.contains("io.continuum.broker.relay.transport.HelidonBus")
+                                || frame.contains("io.continuum.broker.relay.transport.Http2Bus")))
                 .count();
     }
 

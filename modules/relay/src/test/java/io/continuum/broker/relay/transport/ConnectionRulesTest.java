@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * RFC 9113 rules a bus connection keeps, seen by a bare HTTP/2 peer: SETTINGS in any order with unknown ids
  * ignored, an INITIAL_WINDOW_SIZE change moving open streams' windows (below zero too), windows above 2^31-1,
- * a lowered MAX_CONCURRENT_STREAMS, CONTINUATION both ways, PING, frames for a stream already reset, and bytes
+ * a lowered MAX_CONCURRENT_STREAMS, HEADER_TABLE_SIZE honoured by the encoder, CONTINUATION both ways, PING, frames for a stream already reset, and bytes
  * that arrived before a RST_STREAM. Run against each connection under the seam, except where only the one-owner
  * connection keeps the rule (said at the test).
  */
@@ -149,6 +149,30 @@ class ConnectionRulesTest {
             second.cancel();
             BusStream third = connection.open(dataStream(3), WAIT);
             assertEquals(5, third.id());
+        }
+    }
+
+    /**
+     * RFC 7541 section 4.2 and RFC 9113 section 6.5.2: a peer that allows no dynamic table gets header blocks that
+     * announce the size 0 first and index nothing; the raw peer's decoder refuses a block without that announcement
+     * (closing the connection) and holds no table, so a reference into one would fail too. Only the one-owner
+     * connection: Helidon 4.5.0's client sends its first block without the announcement (step 3 removes it).
+     */
+    @ParameterizedTest
+    @EnumSource(value = TransportFixture.Connections.class, names = "ONE_OWNER")
+    void aPeerThatAllowsNoDynamicTableGetsBlocksThatIndexNothing(TransportFixture.Connections kind) throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x1, 0L));
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            for (int i = 1; i <= 3; i++) { // the same fields again: an encoder keeping a table would index them
+                connection.open(dataStream(i), WAIT);
+                RawH2Peer.Frame headers = wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+                assertEquals("/bus/v1/streams/" + i, headers.field(":path"));
+                assertEquals("session-1", headers.field("continuum-session-id"));
+                assertEquals("application/octet-stream", headers.field("content-type"));
+            }
+            assertTrue(probe(connection).ping(WAIT), "the peer still answers: it read every block");
+            assertTrue(connection.isOpen());
         }
     }
 

@@ -61,7 +61,9 @@ class DataFramingTest {
     /**
      * Eight streams whose writes queue while the frame writer is busy go out in one socket write, each stream's
      * frames intact. The writer is kept busy by a frame write whose skip check (run under the writer's lock)
-     * waits until all eight are queued.
+     * waits until all eight are queued. Helidon's connection only: it tests that connection's own frame writer; the
+     * one-owner connection's {@code FrameWriter} is held to the same by {@code FrameRoundTripTest}
+     * ({@code framesAddedWhileAFlushWritesGoOutWithTheNextFlushInOneWrite}).
      */
     @Test
     void streamsReadyAtOnceShareOneSocketWrite() throws Exception {

@@ -13,11 +13,13 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * RFC 9113 sections 5.1 and 5.4.2: after this side resets a stream, frames the peer sent before it saw the reset
@@ -26,11 +28,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * dynamic table stays in step for every other stream.
  *
  * <p>White-box: the peer's frame is made to arrive exactly while the cancelling thread stands right after its
- * RST_STREAM was written (the {@link HelidonBusStream#afterResetWritten} seam), and the seam returns only once the
+ * RST_STREAM was written (the {@link ConnectionProbe#afterResetWritten} seam), and the seam returns only once the
  * connection's reader has processed it (two PING round trips: the second acknowledgement is read in a later
- * socket read than the injected frame, so Helidon's reader has handled that frame by then). With Helidon 4.5.0
- * that is the window in which its stream object is already CLOSED but still in its stream map, where a DATA with
- * END_STREAM or a HEADERS block fails the whole connection.
+ * socket read than the injected frame, so the reader has handled that frame by then). With Helidon 4.5.0 that is
+ * the window in which its stream object is already CLOSED but still in its stream map, where a DATA with
+ * END_STREAM or a HEADERS block fails the whole connection; on the one-owner connection it is the moment the
+ * stream is gone from the map but its slot not yet free.
  */
 class LateFramesOnResetStreamTest {
     private static final int RESET = 1;
@@ -65,12 +68,18 @@ class LateFramesOnResetStreamTest {
         }
     }
 
+    static Stream<Arguments> lateFrames() {
+        return Stream.of(TransportFixture.Connections.values())
+                .flatMap(kind -> Stream.of(Late.values()).map(late -> Arguments.of(kind, late)));
+    }
+
     @ParameterizedTest
-    @EnumSource(Late.class)
-    void aFrameArrivingRightAfterOurResetIsIgnoredAndTheConnectionLives(Late late) throws Exception {
+    @MethodSource("lateFrames")
+    void aFrameArrivingRightAfterOurResetIsIgnoredAndTheConnectionLives(TransportFixture.Connections kind, Late late)
+            throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
-            HelidonBusConnection h = (HelidonBusConnection) connection;
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+            ConnectionProbe h = TransportFixture.probe(connection);
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream reset = connection.open(dataStream(1), WAIT);
             BusStream other = connection.open(dataStream(2), WAIT);
@@ -81,7 +90,7 @@ class LateFramesOnResetStreamTest {
             assertEquals(100, reset.read().remaining()); // read, never released: the reset must credit it
 
             AtomicBoolean hookRan = new AtomicBoolean();
-            ((HelidonBusStream) reset).afterResetWritten = () -> {
+            h.afterResetWritten(reset, () -> {
                 try {
                     late.send(wire);
                     h.ping(WAIT);
@@ -92,7 +101,7 @@ class LateFramesOnResetStreamTest {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            };
+            });
             reset.cancel();
             assertTrue(hookRan.get(), "the late frame was injected right after the RST_STREAM");
             RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
@@ -127,6 +136,7 @@ class LateFramesOnResetStreamTest {
             assertEquals(0, h.connectionBytesUncredited(),
                     "DATA of the reset stream, read or late, is credited back to the connection window");
             assertEquals(0, h.streamsInUse());
+            assertEquals(0, h.streamsTracked(), "neither stream is remembered");
         }
     }
 }

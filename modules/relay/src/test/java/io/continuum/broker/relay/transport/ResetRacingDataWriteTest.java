@@ -12,7 +12,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.testing.router.RawH2Peer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * RFC 9113 section 6.9: flow control counts the DATA that is sent. A stream's writer takes its bytes from the
@@ -21,29 +22,31 @@ import org.junit.jupiter.api.Test;
  * them. The connection's window must get them back, or each such race shrinks it for good until every other
  * stream starves (seen as a stalled healthy stream next to one reset for overflow).
  *
- * <p>White-box: the {@link SerializedFrameWriter#beforeDataLock} seam holds the writer right after it queued its
- * DATA, the test resets the stream, then lets the writer go.
+ * <p>White-box: the {@link ConnectionProbe#beforeDataAdded} seam holds the writer right after it took its bytes from
+ * the windows, the test resets the stream, then lets the writer go.
  */
 class ResetRacingDataWriteTest {
     private static final int WINDOW = 65_535;
 
-    @Test
-    void dataSkippedBecauseItsStreamWasResetGivesItsConnectionWindowBack() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void dataSkippedBecauseItsStreamWasResetGivesItsConnectionWindowBack(TransportFixture.Connections kind)
+            throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT); // the connection window stays at its 65,535 bytes
-            HelidonBusConnection c = (HelidonBusConnection) connection;
+            ConnectionProbe c = TransportFixture.probe(connection);
             BusStream reset = connection.open(dataStream(1), WAIT);
             CountDownLatch queued = new CountDownLatch(1);
             CountDownLatch resetDone = new CountDownLatch(1);
-            c.writer().beforeDataLock = () -> {
+            c.beforeDataAdded(() -> {
                 queued.countDown();
                 try {
                     resetDone.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            };
+            });
             Thread writer = Thread.ofVirtual().start(() -> {
                 try {
                     reset.write(ByteBuffer.wrap(new byte[16 * 1024]));
@@ -52,7 +55,7 @@ class ResetRacingDataWriteTest {
                 }
             });
             assertTrue(queued.await(WAIT.toMillis(), TimeUnit.MILLISECONDS), "the writer queued its DATA");
-            c.writer().beforeDataLock = null;
+            c.beforeDataAdded(null);
             reset.cancel();
             resetDone.countDown();
             assertTrue(writer.join(WAIT), "the writer returns");

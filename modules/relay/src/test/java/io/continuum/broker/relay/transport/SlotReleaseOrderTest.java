@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The peer counts a stream against its MAX_CONCURRENT_STREAMS until it reads the stream's RST_STREAM: a slot the
@@ -24,16 +24,15 @@ import org.junit.jupiter.api.Test;
 class SlotReleaseOrderTest {
     private RawH2Peer peer;
     private BusConnection connection;
-    private HelidonBusConnection h;
+    private ConnectionProbe h;
     private RawH2Peer.Connection wire;
     private BusStream first;
 
     /** A peer that allows one concurrent stream, and stream 1 open in that slot, its HEADERS read by the peer. */
-    @BeforeEach
-    void openTheOnlySlot() throws Exception {
+    private void openTheOnlySlot(TransportFixture.Connections kind) throws Exception {
         peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
-        connection = new HelidonBusConnector().connect(endpoint(peer.busUrl()));
-        h = (HelidonBusConnection) connection;
+        connection = kind.connector().connect(endpoint(peer.busUrl()));
+        h = TransportFixture.probe(connection);
         wire = peer.accept(WAIT);
         first = connection.open(dataStream(1), WAIT);
         wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == 1, WAIT);
@@ -49,10 +48,13 @@ class SlotReleaseOrderTest {
         }
     }
 
-    @Test
-    void aCancelledStreamsSlotIsHeldUntilItsResetIsWrittenAndTheNextHeadersFollowTheReset() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void aCancelledStreamsSlotIsHeldUntilItsResetIsWrittenAndTheNextHeadersFollowTheReset(
+            TransportFixture.Connections kind) throws Exception {
+        openTheOnlySlot(kind);
         AtomicLong inUseAtReset = new AtomicLong(-1);
-        ((HelidonBusStream) first).afterResetWritten = () -> inUseAtReset.set(h.streamsInUse());
+        h.afterResetWritten(first, () -> inUseAtReset.set(h.streamsInUse()));
         first.cancel();
         assertEquals(1, inUseAtReset.get(), "the slot is still taken when the RST_STREAM reaches the wire");
         assertEquals(0, h.streamsInUse(), "and free right after");
@@ -72,8 +74,11 @@ class SlotReleaseOrderTest {
         assertTrue(connection.isOpen());
     }
 
-    @Test
-    void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportFixture.Connections.class)
+    void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire(TransportFixture.Connections kind)
+            throws Exception {
+        openTheOnlySlot(kind);
         first.cancel();
         assertNull(connection.open(dataStream(2), WAIT, () -> false), "abandoned once the slot was granted");
         assertEquals(0, h.streamsInUse(), "its slot went back");

@@ -169,6 +169,10 @@ public final class RawH2Peer implements AutoCloseable {
             if (maxFrame != null) {
                 reader.maxFrameSize(Math.toIntExact(maxFrame)); // from the start: no ACK is awaited
             }
+            Long tableSize = settings.get(0x1);
+            if (tableSize != null) {
+                reader.headerTableSize(tableSize); // likewise: the client's first header block must announce it
+            }
             writer.settings(settings);
             writer.flush();
         }
