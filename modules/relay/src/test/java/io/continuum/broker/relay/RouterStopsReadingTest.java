@@ -111,6 +111,44 @@ class RouterStopsReadingTest {
     }
 
     /**
+     * Rows 1-3 of section 5 ({@code draining}, {@code duplicate_stream}, {@code too_many_streams}) are decided by the
+     * session's reader; their answers must not make it wait for a stalled session stream, or it stops reading: the
+     * router's frames pile up unread and only the idle timeout ends the session. Here {@code max_streams} is 1 and
+     * one stream is open, so every further subscribe is refused {@code too_many_streams} by the reader; the refusals
+     * fill the session stream's window and more wait, until the bound on waiting frames (1 + 1,024) ends the session
+     * and the broker reconnects. A reader that waited would stop after about 600 of them.
+     */
+    @Test
+    void refusalsDecidedByTheReaderNeverStopItReading() throws Exception {
+        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.getLocalPort());
+             RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT, welcome(60_000, 20_000, 1),
+                     RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {
+            await(raw.metrics()::connected, "welcomed");
+            router.subscribe(1, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+            try (Socket upstream = publisher.accept()) {
+                router.await(Frame.StreamOpened.class, f -> f.streamId() == 1, WAIT);
+                Thread flood = Thread.ofVirtual().name("router-flood").start(() -> {
+                    try {
+                        for (long id = 2; id <= 3_000; id++) {
+                            router.sendWithinWindow(new Frame.Subscribe(id, new Target.ZmqTcp(NAMESPACE, "127.0.0.1",
+                                    publisher.getLocalPort())), WAIT);
+                        }
+                    } catch (Exception e) {
+                        // the session ended under the flood
+                    }
+                });
+
+                raw.peer().accept(WAIT).close(); // the reconnect: only once the bound ended the session
+                flood.join();
+                assertEquals(1, raw.metrics().get("session_ends_total{reason=idle_timeout}"));
+                String detail = firstEnd(raw).detail();
+                assertTrue(detail.contains("took no session frame while"), detail);
+            }
+        }
+    }
+
+    /**
      * R-MET: {@code stream_closes_total} counts exactly the {@code stream_closed} frames sent. A publisher ends while
      * the session stream is stalled; its {@code stream_closed upstream_closed} waits for the writer, the session ends
      * (a shutdown) before it can be written, and it is dropped: not counted.

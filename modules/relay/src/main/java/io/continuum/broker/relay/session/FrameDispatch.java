@@ -20,8 +20,9 @@ import io.continuum.broker.relay.transport.TransportException;
 /**
  * The welcomed session's reader (bus-protocol-v1.md sections 4 and 5): reads the session stream, decodes frames and
  * hands each to its job. A {@code subscribe}'s session-level checks (rows 1-3: draining, duplicate id,
- * {@code max_streams}) run here, in the reader, so their answers are race-free; the rest of the open runs on the
- * stream's own thread. How the router ends its side decides the session's end reason.
+ * {@code max_streams}) run here, in the reader, so their decisions are race-free (the answers are written from
+ * threads of their own: the reader never waits for the session stream); the rest of the open runs on the stream's
+ * own thread. How the router ends its side decides the session's end reason.
  */
 final class FrameDispatch {
     private static final EventLog LOG = EventLog.of(BusSession.class);
@@ -147,15 +148,15 @@ final class FrameDispatch {
     private void subscribe(Frame.Subscribe sub) {
         long id = sub.streamId();
         if (life.state() == State.DRAINING) {
-            streams.refused(id, Code.DRAINING, "broker is draining");
+            streams.refusedByReader(id, Code.DRAINING, "broker is draining");
             return;
         }
         if (streams.contains(id)) {
-            streams.refused(id, Code.DUPLICATE_STREAM, "stream id already open or opening");
+            streams.refusedByReader(id, Code.DUPLICATE_STREAM, "stream id already open or opening");
             return;
         }
         if (streams.size() >= limits.maxStreams()) {
-            streams.refused(id, Code.TOO_MANY_STREAMS, "max_streams " + limits.maxStreams() + " reached");
+            streams.refusedByReader(id, Code.TOO_MANY_STREAMS, "max_streams " + limits.maxStreams() + " reached");
             return;
         }
         streams.start(id, sub.target());

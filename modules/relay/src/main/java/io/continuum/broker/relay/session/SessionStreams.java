@@ -174,6 +174,18 @@ final class SessionStreams implements StreamContext {
         writer.send(new Frame.StreamRefused(streamId, code, reason));
     }
 
+    /**
+     * A refusal decided by the session's reader (section 5 rows 1-3): written from a thread of its own, because a
+     * router that stopped reading the session stream would hold the reader in the write, and a reader that does not
+     * read leaves the router's frames unread. What waits is bounded as any answer ({@link SessionWriter}).
+     */
+    void refusedByReader(long streamId, Code code, String reason) {
+        metrics.subscribeRefused(code);
+        registry.refused(streamId, code, reason);
+        Frame.StreamRefused answer = new Frame.StreamRefused(streamId, code, reason);
+        Thread.ofVirtual().name("session-refusal").start(() -> writer.send(answer));
+    }
+
     @Override
     public void ended(DataStream ds, boolean wasOpen, Runnable answer) {
         answersInFlight.incrementAndGet();
