@@ -6,8 +6,7 @@ module io.continuum.broker.relay {
     requires transitive io.continuum.broker.protocol;
     requires transitive io.continuum.broker.metadata;
     requires io.continuum.broker.h2;
-    requires io.helidon.webclient.http2;
-    requires io.helidon.common.tls;
+    requires io.helidon.http.http2; // error codes, as the frame codec reports them
     requires io.continuum.broker.event;
     // TCP keepalive idle/interval/count on publisher sockets (looked up by name in SocketSettings).
     requires jdk.net;

@@ -3,8 +3,9 @@ package io.continuum.broker.relay.transport;
 import java.time.Duration;
 
 /**
- * What a test may read of a bus connection beyond the {@link BusConnection} seam, the same on every connection
- * under it, so that the transport's tests run unchanged against each.
+ * What a test may read of a bus connection beyond the {@link BusConnection} seam, and the seams where a test
+ * makes the peer's frames arrive at an exact moment: the transport's tests use nothing else of the connection,
+ * so they hold whatever implements it.
  */
 interface ConnectionProbe {
     /** @return stream slots in use */

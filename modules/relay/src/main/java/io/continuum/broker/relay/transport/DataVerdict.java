@@ -1,12 +1,12 @@
 package io.continuum.broker.relay.transport;
 
 /**
- * What becomes of an inbound DATA frame, decided by the transport before Helidon sees a byte of it
- * ({@link InboundFrameSniffer}, {@link StreamTable#dataVerdict}). Helidon 4.5.0's client takes every DATA frame a
- * response's stream does not allow for a connection error; RFC 9113 asks for a stream error, or lets it be ignored.
+ * What becomes of an inbound DATA frame, decided by its stream ({@link Http2BusStream#dataVerdictLocked()}): RFC
+ * 9113 makes DATA a response's stream does not allow a stream error, or lets it be ignored, never a connection
+ * error.
  */
 enum DataVerdict {
-    /** The body of a live stream: Helidon reads it. */
+    /** The body of a live stream: queued for its reader. */
     PASS(null, 0),
     /**
      * For a stream this side is done with (finished or reset) or never opened: ignored, as RFC 9113 section 5.1

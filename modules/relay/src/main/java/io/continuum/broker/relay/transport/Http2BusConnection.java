@@ -46,12 +46,6 @@ import io.helidon.http.http2.Http2ErrorCode;
  */
 final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive.Host, ConnectionProbe {
     private static final EventLog LOG = EventLog.of(Http2BusConnection.class);
-    /**
-     * What the peer may send on all streams together before this side releases any: the upstream session cap.
-     * bus-protocol-v1 section 6 asks for at least 16 MiB; a router that opens thousands of streams to publishers
-     * that do not read cannot make the broker hold more than this (the Helidon connection grants 1 GiB).
-     */
-    static final int RECEIVE_WINDOW = 64 * 1024 * 1024;
     private static final int MAX_WINDOW = Integer.MAX_VALUE;
     /** How long a close waits for its GOAWAY to reach the socket before closing it regardless. */
     private static final Duration GOAWAY_LINGER = Duration.ofSeconds(1);
@@ -77,11 +71,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private ConnectionLostException failure; // guarded by lock
 
     Http2BusConnection(BusEndpoint endpoint, TransportSettings settings, TlsDialer.Dialed dialed) throws IOException {
-        int window = Math.min(settings.connectionReceiveWindow(), RECEIVE_WINDOW);
-        this.settings = new TransportSettings(window, settings.streamWindowUpdateThreshold(),
-                Math.min(settings.connectionWindowUpdateThreshold(), window / 2), settings.keepaliveInterval(),
-                settings.keepaliveTimeout(), settings.readPollSlice(), settings.localStreamLimit(),
-                settings.oneOwnerConnection());
+        this.settings = settings;
         this.dialed = dialed;
         this.frames = new FrameWriter(dialed.tls().getOutputStream());
         this.reader = new FrameReader(dialed.tls().getInputStream(), this);

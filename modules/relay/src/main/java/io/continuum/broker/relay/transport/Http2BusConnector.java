@@ -5,8 +5,7 @@ import java.io.IOException;
 /**
  * {@link BusConnector} for the connection this transport owns outright ({@link Http2BusConnection}): TCP and TLS
  * ({@link TlsDialer}), then the HTTP/2 preface and SETTINGS exchange on the project's frame codec, all within
- * {@link BusEndpoint#connectTimeout()}. Selected by {@link TransportSettings#oneOwnerConnection()} until it becomes
- * the only connector (step 3 of the bus connection work, docs/architecture.md).
+ * {@link BusEndpoint#connectTimeout()}. {@link TransportSettings#connector()} makes one.
  */
 final class Http2BusConnector implements BusConnector {
     private final TransportSettings settings;

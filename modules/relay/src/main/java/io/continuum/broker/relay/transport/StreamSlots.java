@@ -6,9 +6,8 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Stream slots under the peer's SETTINGS_MAX_CONCURRENT_STREAMS (Helidon neither exposes the value
- * nor reserves slots on the route this transport uses). The limit follows every SETTINGS frame; a lowered limit
- * only delays new streams until enough old ones end.
+ * Stream slots under the peer's SETTINGS_MAX_CONCURRENT_STREAMS and the local cap. The limit follows every
+ * SETTINGS frame; a lowered limit only delays new streams until enough old ones end.
  */
 final class StreamSlots {
     private final ReentrantLock lock = new ReentrantLock();

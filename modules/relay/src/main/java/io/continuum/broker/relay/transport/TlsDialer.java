@@ -24,8 +24,8 @@ import javax.net.ssl.TrustManagerFactory;
 
 /**
  * TCP connect and TLS handshake to the bus: TLS 1.3 or 1.2 only, ALPN {@code h2} only, the server certificate
- * verified against the configured trust and the name {@link BusEndpoint#verifiedName()}, TCP_NODELAY on
- * (Helidon leaves it off). Plaintext is impossible here.
+ * verified against the configured trust and the name {@link BusEndpoint#verifiedName()}, TCP_NODELAY on (small
+ * bus frames must not wait for Nagle). Plaintext is impossible here.
  */
 final class TlsDialer {
     private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};

@@ -4,8 +4,9 @@
  *
  * <p>The rest of the relay sees only {@link io.continuum.broker.relay.transport.BusConnector},
  * {@link io.continuum.broker.relay.transport.BusConnection} and
- * {@link io.continuum.broker.relay.transport.BusStream}; every quirk of the HTTP/2 stack in use
- * (Helidon 4.5.0's client) is contained in the {@code Helidon*} classes of this package, so another
- * stack could replace it in one place. Internal to the relay module: not exported.
+ * {@link io.continuum.broker.relay.transport.BusStream}, implemented by {@code Http2BusConnector},
+ * {@code Http2BusConnection} and {@code Http2BusStream} on the project's frame codec
+ * ({@code io.continuum.broker.h2}): one reader, one writer, stream ids assigned by the connection.
+ * Internal to the relay module: not exported.
  */
 package io.continuum.broker.relay.transport;

@@ -18,8 +18,7 @@ import io.continuum.broker.testing.router.RouterStream;
 import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
 
 /** Full duplex on one stream, headers, half-close both ways, 404, peer reset, cancel. */
 class BusTransportBasicsTest {
@@ -35,10 +34,9 @@ class BusTransportBasicsTest {
         router.close();
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void fullDuplexBothWaysThenHalfCloseEachSide(TransportFixture.Connections kind) throws Exception {
-        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+    @Test
+    void fullDuplexBothWaysThenHalfCloseEachSide() throws Exception {
+        try (BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             String socket = TransportFixture.probe(connection).socketDescription();
             assertTrue(socket.matches("TLSv1\\.[23] alpn=h2 nodelay=true"), socket); // Helidon leaves TCP_NODELAY off; the transport turns it on
             BusStream stream = connection.open(dataStream(1), WAIT);
@@ -80,14 +78,13 @@ class BusTransportBasicsTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
+    @Test
     @SuppressWarnings("try") // closes inside the try on purpose: behaviour after close is under test
-    void credentialNeverAppearsInTextsOrErrors(TransportFixture.Connections kind) throws Exception {
+    void credentialNeverAppearsInTextsOrErrors() throws Exception {
         StreamRequest request = dataStream(5);
         assertFalse(request.toString().contains(TransportFixture.CREDENTIAL));
         assertFalse(Header.of("Authorization", "x").toString().contains(": x"), "authorization is always sensitive");
-        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+        try (BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             BusStream stream = connection.open(request, WAIT);
             router.nextStream(WAIT).reset(0x1);
             TransportException e = assertThrows(TransportException.class, stream::read);
@@ -99,10 +96,9 @@ class BusTransportBasicsTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void notFoundHeadEndsTheStream(TransportFixture.Connections kind) throws Exception {
-        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+    @Test
+    void notFoundHeadEndsTheStream() throws Exception {
+        try (BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             BusStream stream = connection.open(dataStream(2), WAIT);
             router.nextStream(WAIT).respond(404, "unknown_stream");
             assertEquals(404, stream.awaitResponseHead(WAIT).status());
@@ -111,10 +107,9 @@ class BusTransportBasicsTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void peerResetFailsReaderAndWriterWithTheCode(TransportFixture.Connections kind) throws Exception {
-        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+    @Test
+    void peerResetFailsReaderAndWriterWithTheCode() throws Exception {
+        try (BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             Reading reading = answeredAndReading(connection, 3);
             reading.routed().reset(0x2);
             StreamResetException reset = (StreamResetException) reading.failure().get();
@@ -125,10 +120,9 @@ class BusTransportBasicsTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void cancelWakesOwnBlockedReader(TransportFixture.Connections kind) throws Exception {
-        try (BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+    @Test
+    void cancelWakesOwnBlockedReader() throws Exception {
+        try (BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             Reading reading = answeredAndReading(connection, 4);
             reading.stream().cancel();
             StreamResetException reset = (StreamResetException) reading.failure().get();

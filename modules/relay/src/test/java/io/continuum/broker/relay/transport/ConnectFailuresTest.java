@@ -25,8 +25,6 @@ import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /** TLS verification, ALPN h2 only, and the connect timeout bounding TCP + TLS + SETTINGS together. */
 class ConnectFailuresTest {
@@ -35,24 +33,23 @@ class ConnectFailuresTest {
         return new BusEndpoint(url, trust, name, timeout, "continuum-event-broker/test");
     }
 
-    private static BusConnectException.Kind kindOf(TransportFixture.Connections kind, BusEndpoint endpoint) {
-        return assertThrows(BusConnectException.class, () -> kind.connector().connect(endpoint)).kind();
+    private static BusConnectException.Kind kindOf(BusEndpoint endpoint) {
+        return assertThrows(BusConnectException.class, () -> TransportFixture.connector().connect(endpoint)).kind();
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void untrustedExpiredNotYetValidAndWrongNameAreTlsFailures(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void untrustedExpiredNotYetValidAndWrongNameAreTlsFailures() throws Exception {
         try (TestRouter router = TestRouter.builder(TransportFixture.SERVER).start()) {
             URI url = router.busUrl();
-            assertEquals(BusConnectException.Kind.TLS, kindOf(kind, endpointWith(url,
+            assertEquals(BusConnectException.Kind.TLS, kindOf(endpointWith(url,
                     TlsTrust.certificates(List.of(EphemeralPki.create("other-ca").caCertificate())), null, WAIT)), "untrusted CA");
-            assertEquals(BusConnectException.Kind.TLS, kindOf(kind, endpointWith(url,
+            assertEquals(BusConnectException.Kind.TLS, kindOf(endpointWith(url,
                     TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), "router.example", WAIT)), "name mismatch");
-            assertEquals(BusConnectException.Kind.TLS, kindOf(kind, endpointWith(url, TlsTrust.systemRoots(), null, WAIT)),
+            assertEquals(BusConnectException.Kind.TLS, kindOf(endpointWith(url, TlsTrust.systemRoots(), null, WAIT)),
                     "test CA is not a system root");
             // tls_server_name overrides the URL host: connect by IP, verify the DNS name
             URI byIp = URI.create("https://127.0.0.1:" + url.getPort());
-            try (BusConnection ok = kind.connector().connect(endpointWith(byIp,
+            try (BusConnection ok = TransportFixture.connector().connect(endpointWith(byIp,
                     TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), "localhost", WAIT))) {
                 assertTrue(ok.isOpen());
             }
@@ -64,27 +61,25 @@ class ConnectFailuresTest {
                 now.plus(Duration.ofDays(3)));
         for (ServerIdentity identity : List.of(expired, notYet)) {
             try (RawH2Peer peer = RawH2Peer.start(identity, Map.of())) {
-                assertEquals(BusConnectException.Kind.TLS, kindOf(kind, endpoint(peer.busUrl())));
+                assertEquals(BusConnectException.Kind.TLS, kindOf(endpoint(peer.busUrl())));
             }
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void tls12PeerIsAccepted(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void tls12PeerIsAccepted() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(), "TLSv1.2");
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             String socket = TransportFixture.probe(connection).socketDescription();
             assertTrue(socket.startsWith("TLSv1.2 alpn=h2"), socket);
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void serverWithoutAlpnH2IsRefused(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void serverWithoutAlpnH2IsRefused() throws Exception {
         try (SSLServerSocket listener = tlsListener("http/1.1")) {
             Thread server = handshakeThenReadToTheEnd(listener);
-            BusConnectException e = assertThrows(BusConnectException.class, () -> kind.connector()
+            BusConnectException e = assertThrows(BusConnectException.class, () -> TransportFixture.connector()
                     .connect(endpoint(URI.create("https://localhost:" + listener.getLocalPort()))));
             assertEquals(BusConnectException.Kind.TLS, e.kind());
             // the JDK server answers a ClientHello offering only h2 with no_application_protocol
@@ -92,19 +87,17 @@ class ConnectFailuresTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void refusedTcpIsATcpFailure(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void refusedTcpIsATcpFailure() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
-        assertEquals(BusConnectException.Kind.TCP, kindOf(kind, endpoint(URI.create("https://localhost:" + port))));
+        assertEquals(BusConnectException.Kind.TCP, kindOf(endpoint(URI.create("https://localhost:" + port))));
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void silentTlsPeerAndMissingSettingsEndAtTheConnectTimeout(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void silentTlsPeerAndMissingSettingsEndAtTheConnectTimeout() throws Exception {
         Duration timeout = Duration.ofMillis(700);
         // accepts TCP, never answers the TLS ClientHello
         try (ServerSocket silent = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
@@ -116,7 +109,7 @@ class ConnectFailuresTest {
                 }
             });
             long start = System.nanoTime();
-            assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(kind, endpointWith(
+            assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(endpointWith(
                     URI.create("https://localhost:" + silent.getLocalPort()),
                     TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), null, timeout)));
             System.out.println("[transport] silent TLS peer: connect failed after "
@@ -127,7 +120,7 @@ class ConnectFailuresTest {
         try (SSLServerSocket listener = tlsListener("h2")) {
             Thread accept = handshakeThenReadToTheEnd(listener);
             long start = System.nanoTime();
-            assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(kind, endpointWith(
+            assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(endpointWith(
                     URI.create("https://localhost:" + listener.getLocalPort()),
                     TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), null, timeout)));
             long millis = Duration.ofNanos(System.nanoTime() - start).toMillis();

@@ -30,8 +30,6 @@ import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.RouterStream;
 import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Helidon neither wakes a cancelled stream's reader nor tells streams that their connection died; with the
@@ -58,17 +56,16 @@ class ConnectionDeathTest {
         void call() throws Exception;
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
+    @Test
     @SuppressWarnings("try") // closes inside the try on purpose: behaviour after close is under test
-    void cutMidTransferFailsEveryStreamAndLeaksNothing(TransportFixture.Connections kind) throws Exception {
+    void cutMidTransferFailsEveryStreamAndLeaksNothing() throws Exception {
         long before = transportThreads();
         long socketsBefore;
         // a 64 KiB router window: Helidon's server queues at most 32 frames per unread stream and then stops
         // reading the whole connection; small windows keep the client's writers blocked on flow control instead
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              TestRouter router = TestRouter.builder(TransportFixture.SERVER).initialWindowSize(65_535).start();
-             BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             socketsBefore = openSockets() - 4; // client, proxy (2), router side of this connection
             AtomicInteger closeEvents = new AtomicInteger();
             AtomicReference<TransportException> closeCause = new AtomicReference<>();
@@ -124,14 +121,13 @@ class ConnectionDeathTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void silentPeerIsDetectedByKeepaliveWithinTheBound(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void silentPeerIsDetectedByKeepaliveWithinTheBound() throws Exception {
         TransportSettings fast = TransportSettings.defaults()
                 .withKeepalive(Duration.ofMillis(200), Duration.ofMillis(500));
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              TestRouter router = TestRouter.builder(TransportFixture.SERVER).start()) {
-            BusConnection connection = kind.connector(fast).connect(endpoint(router.busUrl()));
+            BusConnection connection = TransportFixture.connector(fast).connect(endpoint(router.busUrl()));
             BusStream stream = connection.open(dataStream(1), WAIT);
             router.nextStream(WAIT).sendHead(200);
             stream.awaitResponseHead(WAIT);
@@ -156,15 +152,14 @@ class ConnectionDeathTest {
      * dead within its bound (the PING is written from its own thread, the deadline does not wait for it), and
      * closing the socket returns every blocked write.
      */
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void aPeerWhoseReceiveWindowStaysShutIsDeclaredDeadAndBlockedWritesReturn(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void aPeerWhoseReceiveWindowStaysShutIsDeclaredDeadAndBlockedWritesReturn() throws Exception {
         TransportSettings fast = TransportSettings.defaults()
                 .withKeepalive(Duration.ofMillis(200), Duration.ofMillis(500));
         int wide = Integer.MAX_VALUE;
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, (long) wide))) {
-            BusConnection connection = kind.connector(fast).connect(endpoint(peer.busUrl()));
+            BusConnection connection = TransportFixture.connector(fast).connect(endpoint(peer.busUrl()));
             RawH2Peer.Connection wire = peer.accept(WAIT);
             wire.sendWindowUpdate(0, wide - 65_535); // flow control never holds a write back: only the socket can
             BusStream writing = connection.open(dataStream(1), WAIT);
@@ -222,12 +217,11 @@ class ConnectionDeathTest {
         return false;
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void goAwayFailsStreamsWithReasonGoaway(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void goAwayFailsStreamsWithReasonGoaway() throws Exception {
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of())) {
-            BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()));
+            BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()));
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream stream = connection.open(dataStream(1), WAIT);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
@@ -244,12 +238,11 @@ class ConnectionDeathTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void oneStreamResetOthersAlive(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void oneStreamResetOthersAlive() throws Exception {
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              TestRouter router = TestRouter.builder(TransportFixture.SERVER).start();
-             BusConnection connection = kind.connector().connect(endpoint(router.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             List<BusStream> streams = new ArrayList<>();
             List<RouterStream> routed = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
@@ -291,13 +284,11 @@ class ConnectionDeathTest {
         }
     }
 
-    /** Live threads, virtual ones included, inside the transport or Helidon's HTTP/2 client connection. */
+    /** Live threads, virtual ones included, inside the transport. */
     private static long transportThreads() {
         return Census.threads().values().stream()
                 .filter(t -> t.name().startsWith("bus-") || t.stack().stream().anyMatch(frame ->
-                        frame.contains("io.helidon.webclient.http2.Http2ClientConnection")
-                                || frame.contains("io.continuum.broker.relay.transport.HelidonBus")
-                                || frame.contains("io.continuum.broker.relay.transport.Http2Bus")))
+                        frame.contains("io.continuum.broker.relay.transport.Http2Bus")))
                 .count();
     }
 

@@ -22,24 +22,21 @@ import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
 
 /**
  * RFC 9113 rules a bus connection keeps, seen by a bare HTTP/2 peer: SETTINGS in any order with unknown ids
  * ignored, an INITIAL_WINDOW_SIZE change moving open streams' windows (below zero too), windows above 2^31-1,
  * a lowered MAX_CONCURRENT_STREAMS, HEADER_TABLE_SIZE honoured by the encoder, CONTINUATION both ways, PING, frames for a stream already reset, and bytes
- * that arrived before a RST_STREAM. Run against each connection under the seam, except where only the one-owner
- * connection keeps the rule (said at the test).
+ * that arrived before a RST_STREAM.
  */
 class ConnectionRulesTest {
     private static final int STREAM = 1; // the client's first stream
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void settingsComeInAnyOrderAndUnknownIdentifiersAreIgnored(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void settingsComeInAnyOrderAndUnknownIdentifiersAreIgnored() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             Map<Integer, Long> settings = new LinkedHashMap<>();
             settings.put(0xF0, 7L);   // unknown
@@ -60,12 +57,11 @@ class ConnectionRulesTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void anInitialWindowSizeChangeMovesOpenStreamsWindowsEvenBelowZero(TransportFixture.Connections kind)
+    @Test
+    void anInitialWindowSizeChangeMovesOpenStreamsWindowsEvenBelowZero()
             throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             wire.sendWindowUpdate(0, 1 << 20); // only the stream's window holds the writer back
             BusStream stream = open(connection, wire);
@@ -86,16 +82,11 @@ class ConnectionRulesTest {
         }
     }
 
-    /**
-     * The one-owner connection's rule (RFC 9113 section 6.9.1); the Helidon connection, which step 3 deletes, is not
-     * held to it here.
-     */
-    @ParameterizedTest
-    @EnumSource(value = TransportFixture.Connections.class, names = "ONE_OWNER")
-    void aStreamWindowAbove2To31Minus1ResetsThatStreamWithFlowControlError(TransportFixture.Connections kind)
-            throws Exception {
+    /** RFC 9113 section 6.9.1: a stream error for the stream, the connection goes on. */
+    @Test
+    void aStreamWindowAbove2To31Minus1ResetsThatStreamWithFlowControlError() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream stream = open(connection, wire);
             BusStream other = connection.open(dataStream(2), WAIT);
@@ -111,12 +102,11 @@ class ConnectionRulesTest {
     }
 
     /** As above: the one-owner connection's rule. */
-    @ParameterizedTest
-    @EnumSource(value = TransportFixture.Connections.class, names = "ONE_OWNER")
-    void aConnectionWindowAbove2To31Minus1EndsTheConnectionWithFlowControlError(TransportFixture.Connections kind)
+    @Test
+    void aConnectionWindowAbove2To31Minus1EndsTheConnectionWithFlowControlError()
             throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             CompletableFuture<TransportException> closed = new CompletableFuture<>();
             connection.onClose(closed::complete);
@@ -130,12 +120,11 @@ class ConnectionRulesTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void aLoweredMaxConcurrentStreamsHoldsNewOpensUntilEnoughStreamsEnd(TransportFixture.Connections kind)
+    @Test
+    void aLoweredMaxConcurrentStreamsHoldsNewOpensUntilEnoughStreamsEnd()
             throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream first = connection.open(dataStream(1), WAIT);
             BusStream second = connection.open(dataStream(2), WAIT);
@@ -155,14 +144,13 @@ class ConnectionRulesTest {
     /**
      * RFC 7541 section 4.2 and RFC 9113 section 6.5.2: a peer that allows no dynamic table gets header blocks that
      * announce the size 0 first and index nothing; the raw peer's decoder refuses a block without that announcement
-     * (closing the connection) and holds no table, so a reference into one would fail too. Only the one-owner
-     * connection: Helidon 4.5.0's client sends its first block without the announcement (step 3 removes it).
+     * (closing the connection) and holds no table, so a reference into one would fail too. (Helidon 4.5.0's
+     * client, the transport before this one, sent its first block without the announcement.)
      */
-    @ParameterizedTest
-    @EnumSource(value = TransportFixture.Connections.class, names = "ONE_OWNER")
-    void aPeerThatAllowsNoDynamicTableGetsBlocksThatIndexNothing(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void aPeerThatAllowsNoDynamicTableGetsBlocksThatIndexNothing() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x1, 0L));
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             for (int i = 1; i <= 3; i++) { // the same fields again: an encoder keeping a table would index them
                 connection.open(dataStream(i), WAIT);
@@ -177,16 +165,14 @@ class ConnectionRulesTest {
     }
 
     /**
-     * Only the one-owner connection: Helidon 4.5.0's encoder loops forever adding a field larger than its dynamic
-     * table (4,096 bytes) to it, so its client hangs in {@code open} on a request header that large (the bus's are
-     * far smaller; step 3 removes that encoder).
+     * A request header of 20,000 bytes, larger than a frame and than the dynamic table. (Helidon 4.5.0's encoder,
+     * used by the transport before this one, looped forever adding a field larger than its table.)
      */
-    @ParameterizedTest
-    @EnumSource(value = TransportFixture.Connections.class, names = "ONE_OWNER")
-    void headerBlocksLargerThanAFrameGoBothWaysAsContinuations(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void headerBlocksLargerThanAFrameGoBothWaysAsContinuations() throws Exception {
         String big = "v".repeat(20_000);
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             List<Header> headers = new ArrayList<>(dataStream(1).headers());
             headers.add(Header.of("x-big", big));
@@ -200,11 +186,10 @@ class ConnectionRulesTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void aPingIsAcknowledgedWithItsPayload(TransportFixture.Connections kind) throws Exception {
+    @Test
+    void aPingIsAcknowledgedWithItsPayload() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             wire.send(RawH2Peer.Frame.PING, 0, 0, ByteBuffer.allocate(8).putLong(0x1234_5678_9ABCL).array());
             RawH2Peer.Frame ack = wire.next(f -> f.type() == RawH2Peer.Frame.PING, WAIT);
@@ -213,12 +198,11 @@ class ConnectionRulesTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void dataForAStreamAlreadyResetIsIgnoredAndCreditedToTheConnection(TransportFixture.Connections kind)
+    @Test
+    void dataForAStreamAlreadyResetIsIgnoredAndCreditedToTheConnection()
             throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream stream = open(connection, wire);
             wire.sendStatus200(STREAM, false);
@@ -234,16 +218,12 @@ class ConnectionRulesTest {
         }
     }
 
-    /**
-     * The one-owner connection's rule (step 2 asks it of the new connection); the Helidon one is not held to it
-     * here.
-     */
-    @ParameterizedTest
-    @EnumSource(value = TransportFixture.Connections.class, names = "ONE_OWNER")
-    void bytesThatArrivedBeforeAResetAreReadBeforeTheResetIsReported(TransportFixture.Connections kind)
+    /** Wire order: a session stream whose {@code welcome} is followed by RST_STREAM in one read was welcomed. */
+    @Test
+    void bytesThatArrivedBeforeAResetAreReadBeforeTheResetIsReported()
             throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
-             BusConnection connection = kind.connector().connect(endpoint(peer.busUrl()))) {
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream stream = open(connection, wire);
             byte[] welcome = "welcome".getBytes(StandardCharsets.US_ASCII);

@@ -12,8 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
 
 /**
  * The peer counts a stream against its MAX_CONCURRENT_STREAMS until it reads the stream's RST_STREAM: a slot the
@@ -29,9 +28,9 @@ class SlotReleaseOrderTest {
     private BusStream first;
 
     /** A peer that allows one concurrent stream, and stream 1 open in that slot, its HEADERS read by the peer. */
-    private void openTheOnlySlot(TransportFixture.Connections kind) throws Exception {
+    private void openTheOnlySlot() throws Exception {
         peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
-        connection = kind.connector().connect(endpoint(peer.busUrl()));
+        connection = TransportFixture.connector().connect(endpoint(peer.busUrl()));
         h = TransportFixture.probe(connection);
         wire = peer.accept(WAIT);
         first = connection.open(dataStream(1), WAIT);
@@ -48,11 +47,9 @@ class SlotReleaseOrderTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void aCancelledStreamsSlotIsHeldUntilItsResetIsWrittenAndTheNextHeadersFollowTheReset(
-            TransportFixture.Connections kind) throws Exception {
-        openTheOnlySlot(kind);
+    @Test
+    void aCancelledStreamsSlotIsHeldUntilItsResetIsWrittenAndTheNextHeadersFollowTheReset() throws Exception {
+        openTheOnlySlot();
         AtomicLong inUseAtReset = new AtomicLong(-1);
         h.afterResetWritten(first, () -> inUseAtReset.set(h.streamsInUse()));
         first.cancel();
@@ -74,11 +71,10 @@ class SlotReleaseOrderTest {
         assertTrue(connection.isOpen());
     }
 
-    @ParameterizedTest
-    @EnumSource(TransportFixture.Connections.class)
-    void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire(TransportFixture.Connections kind)
+    @Test
+    void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire()
             throws Exception {
-        openTheOnlySlot(kind);
+        openTheOnlySlot();
         first.cancel();
         assertNull(connection.open(dataStream(2), WAIT, () -> false), "abandoned once the slot was granted");
         assertEquals(0, h.streamsInUse(), "its slot went back");

@@ -25,20 +25,12 @@ final class TransportFixture {
     private TransportFixture() {
     }
 
-    /** The connections under the seam, for tests that run against each (until step 3 leaves one). */
-    enum Connections {
-        /** Today's default: Helidon's HTTP/2 client with the transport's framing beside it. */
-        HELIDON,
-        /** The connection the transport owns outright, on the project's frame codec. */
-        ONE_OWNER;
+    static BusConnector connector() {
+        return TransportSettings.defaults().connector();
+    }
 
-        BusConnector connector() {
-            return connector(TransportSettings.defaults());
-        }
-
-        BusConnector connector(TransportSettings settings) {
-            return settings.withOneOwnerConnection(this == ONE_OWNER).connector();
-        }
+    static BusConnector connector(TransportSettings settings) {
+        return settings.connector();
     }
 
     /** @return what tests may read of a connection beyond the seam */
