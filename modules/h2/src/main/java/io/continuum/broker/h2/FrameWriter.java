@@ -29,6 +29,8 @@ public final class FrameWriter {
     private final ReentrantLock flushLock = new ReentrantLock();
     private final HpackEncoder hpack = new HpackEncoder();
     private int peerMaxFrameSize = FrameReader.DEFAULT_MAX_FRAME_SIZE;
+    /** Set by {@link #lastGoAway}: every frame added later is dropped. Guarded by this object's monitor. */
+    private boolean ended;
 
     /** @param out the connection's bytes */
     public FrameWriter(OutputStream out) {
@@ -75,6 +77,23 @@ public final class FrameWriter {
         put(0x7, 0, 0, b.array(), 0, b.capacity());
     }
 
+    /**
+     * A GOAWAY that is the last frame this writer writes: every frame added after it is dropped (RFC 9113 section
+     * 6.8 lets frames follow a GOAWAY, but a peer whose state machine a GOAWAY it receives closes, as Python's
+     * {@code h2}'s does, takes any later frame for a protocol error). A second call adds nothing.
+     */
+    public synchronized void lastGoAway(int lastStreamId, int errorCode, byte[] debugData) {
+        if (!ended) {
+            goAway(lastStreamId, errorCode, debugData);
+            ended = true;
+        }
+    }
+
+    /** @return whether {@link #lastGoAway} was added: later frames are dropped */
+    public synchronized boolean ended() {
+        return ended;
+    }
+
     public synchronized void rstStream(int streamId, int errorCode) {
         put(0x3, 0, streamId, ByteBuffer.allocate(4).putInt(errorCode).array(), 0, 4);
     }
@@ -88,6 +107,9 @@ public final class FrameWriter {
      * END_HEADERS on the last, END_STREAM on the HEADERS.
      */
     public synchronized void headers(int streamId, boolean endStream, List<HeaderField> fields) {
+        if (ended) {
+            return; // not encoded either: the encoder's table stays as the peer's decoder has it
+        }
         byte[] block = hpack.encode(fields);
         int first = Math.min(block.length, peerMaxFrameSize);
         boolean whole = first == block.length;
@@ -146,6 +168,9 @@ public final class FrameWriter {
     }
 
     private void put(int type, int flags, int streamId, byte[] payload, int offset, int length) {
+        if (ended) {
+            return;
+        }
         pending.write(length >>> 16);
         pending.write(length >>> 8);
         pending.write(length);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -157,6 +158,21 @@ class FrameRoundTripTest {
         assertEquals(0x20 | 0x1F, bytes[9] & 0xFF, "the first block announces the table size");
         readAll();
         assertEquals(List.of(List.of(big), List.of(big)), seen.headerBlocks);
+    }
+
+    @Test
+    void nothingAddedAfterTheLastGoAwayIsWritten() throws Exception {
+        writer.data(1, false, bytes("before"), 0, 6);
+        writer.lastGoAway(1, 0, new byte[0]);
+        writer.data(1, false, bytes("after"), 0, 5);
+        writer.headers(3, false, List.of(new HeaderField(":status", "200")));
+        writer.rstStream(1, 0x8);
+        writer.windowUpdate(0, 100);
+        writer.lastGoAway(1, 0x2, new byte[0]); // a second adds nothing either
+        assertTrue(writer.ended());
+        writer.flush();
+        readAll();
+        assertEquals(List.of("DATA 1 before (6)", "GOAWAY 1 0 "), seen.frames);
     }
 
     @Test

@@ -56,4 +56,10 @@ interface ConnectionProbe {
      * handed to the frame writer (where a reset in between must give the bytes back).
      */
     void beforeDataAdded(Runnable hook);
+
+    /**
+     * Runs on the closing thread right after this side's GOAWAY reached the socket (or its linger ran out), before
+     * the socket is closed.
+     */
+    void afterGoAwayWritten(Runnable hook);
 }

@@ -40,6 +40,9 @@ import io.helidon.http.http2.Http2ErrorCode;
  * HEADERS, the slot freed only behind a stream's last frame, every dropped DATA byte credited once) would no longer
  * be visible in one place.
  *
+ * <p>A GOAWAY of this side is the last frame it writes ({@link FrameWriter#lastGoAway}): frames added after it,
+ * DATA of a stream still writing among them, are dropped.
+ *
  * <p>Locking: {@link #lock} guards the stream map, every stream's state and both directions' windows; it is never
  * held while writing to the socket. The writer's monitor orders frames: a stream id is taken, and a stream's
  * "reset sent" mark is checked, under it, so ids go out in order and no DATA follows our RST_STREAM.
@@ -66,6 +69,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private final String userAgent;
     /** Test seams ({@link ConnectionProbe}). */
     private volatile Runnable afterHeadersWritten;
+    private volatile Runnable afterGoAwayWritten;
     volatile Runnable beforeDataAdded;
     private int nextStreamId = 1; // guarded by the frames' monitor: ids reach the wire in the order taken
     private ConnectionLostException failure; // guarded by lock
@@ -132,6 +136,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         Http2BusStream stream;
         synchronized (frames) {
             ConnectionLostException lost = failure();
+            if (lost == null && frames.ended()) { // closing: its GOAWAY is written, fail() follows
+                lost = new ConnectionLostException(ConnectionLostException.Reason.CLOSED_LOCALLY, "closed", null);
+            }
             if (lost != null || !commit.getAsBoolean()) {
                 slots.release(); // abandoned while it waited, or the connection died: nothing was written
                 if (lost != null) {
@@ -321,6 +328,11 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     @Override
     public void beforeDataAdded(Runnable hook) {
         beforeDataAdded = hook;
+    }
+
+    @Override
+    public void afterGoAwayWritten(Runnable hook) {
+        afterGoAwayWritten = hook;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -623,7 +635,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
      */
     private void goAway(int errorCode) {
         synchronized (frames) {
-            frames.goAway(0, errorCode, new byte[0]);
+            frames.lastGoAway(0, errorCode, new byte[0]); // nothing this connection writes follows it
         }
         Thread writer = Thread.ofVirtual().name("bus-goaway").start(() -> {
             try {
@@ -636,6 +648,10 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             writer.join(GOAWAY_LINGER);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        Runnable hook = afterGoAwayWritten;
+        if (hook != null) {
+            hook.run();
         }
     }
 

@@ -120,8 +120,10 @@ final class Http2BusStream implements BusStream {
                 }
                 boolean added;
                 FrameWriter frames = connection.frames();
+                boolean closing;
                 synchronized (frames) {
-                    added = !resetSent;
+                    closing = frames.ended(); // our GOAWAY is out: nothing may follow it
+                    added = !resetSent && !closing;
                     if (added) {
                         frames.data(id, false, bytes, offset, n);
                     }
@@ -133,7 +135,7 @@ final class Http2BusStream implements BusStream {
                     } finally {
                         lock.unlock();
                     }
-                    throw failureOr("stream " + id + " was reset");
+                    throw failureOr(closing ? "the connection is closing" : "stream " + id + " was reset");
                 }
                 connection.flush();
             }

@@ -5,11 +5,13 @@ import java.net.InetAddress;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -151,6 +153,7 @@ public final class RawH2Peer implements AutoCloseable {
         private volatile boolean answerPings = true;
         /** Guarded by itself: while set, the read loop takes no bytes off the socket. */
         private final boolean[] readingStopped = {false};
+        private final CountDownLatch readingEnded = new CountDownLatch(1);
 
         Connection(SSLSocket socket) throws IOException {
             this.socket = socket;
@@ -234,6 +237,21 @@ public final class RawH2Peer implements AutoCloseable {
         }
 
         /**
+         * Waits until the connection has ended (the client closed it, or a frame broke a rule) and every frame it
+         * sent has been read.
+         *
+         * @return the frames {@link #next} has not taken, in wire order
+         */
+        public List<Frame> remainingFramesOnceEnded(Duration timeout) throws InterruptedException, TimeoutException {
+            if (!readingEnded.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new TimeoutException("the connection did not end");
+            }
+            List<Frame> rest = new ArrayList<>();
+            frames.drainTo(rest);
+            return rest;
+        }
+
+        /**
          * @return DATA payload bytes received on it so far
          */
         public long dataReceived(int streamId) {
@@ -314,6 +332,7 @@ public final class RawH2Peer implements AutoCloseable {
                 } while (reader.nextFrame());
             } finally {
                 close();
+                readingEnded.countDown();
             }
         }
 
