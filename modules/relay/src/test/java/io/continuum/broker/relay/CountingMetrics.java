@@ -64,6 +64,10 @@ public final class CountingMetrics implements RelayMetrics {
     @Override
     public void subscribeRefused(Code code) {
         add("subscribes_total{result=refused}", 1);
+    }
+
+    @Override
+    public void refusalSent(Code code) {
         add("refusals_total{code=" + code.wire() + "}", 1);
     }
 

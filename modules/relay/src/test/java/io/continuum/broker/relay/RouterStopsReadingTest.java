@@ -149,6 +149,29 @@ class RouterStopsReadingTest {
     }
 
     /**
+     * R-MET: {@code refusals_total} counts the {@code stream_refused} frames written. The stall leaves refusals
+     * waiting behind a write that cannot finish; a shutdown drops them with the session: they are not counted, while
+     * {@code subscribes_total{result=refused}} counts every refused subscribe.
+     */
+    @Test
+    void refusalsDroppedWithTheirSessionAreNotCounted() throws Exception {
+        try (BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(c -> c);
+             RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT, welcome(60_000, 20_000, 1_024),
+                     RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {
+            await(raw.metrics()::connected, "welcomed");
+            stall(router, raw.metrics());
+            raw.broker().shutdown(Duration.ofMillis(200));
+
+            long counted = raw.metrics().get("refusals_total{code=target_not_advertised}");
+            assertEquals(FLOOD, raw.metrics().get("subscribes_total{result=refused}"));
+            // the frame whose write the shut window stopped halfway is counted: it went out in part
+            await(() -> router.busFrames().stream().filter(f -> f instanceof Frame.StreamRefused).count()
+                    >= counted - 1, "only the refusals the router was sent are counted (" + counted + ")");
+            assertTrue(counted < FLOOD, "the refusals left waiting were not counted: " + counted);
+        }
+    }
+
+    /**
      * R-MET: {@code stream_closes_total} counts exactly the {@code stream_closed} frames sent. A publisher ends while
      * the session stream is stalled; its {@code stream_closed upstream_closed} waits for the writer, the session ends
      * (a shutdown) before it can be written, and it is dropped: not counted.

@@ -237,6 +237,10 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
     @Override
     public void subscribeRefused(Code code) {
         subscribes.get(SubscribeResult.REFUSED).increment();
+    }
+
+    @Override
+    public void refusalSent(Code code) {
         refusals.get(code).increment();
     }
 

@@ -288,6 +288,7 @@ class BrokerMetricsTest {
         metrics.reconnect();
         metrics.subscribeOpened();
         metrics.subscribeRefused(Code.TARGET_NOT_ALLOWED);
+        metrics.refusalSent(Code.TARGET_NOT_ALLOWED);
         metrics.streamClosed(Code.BUFFER_OVERFLOW);
         metrics.streamClosed(Code.UPSTREAM_CLOSED);
         metrics.relayed(Direction.UPSTREAM_TO_ROUTER, 1000);

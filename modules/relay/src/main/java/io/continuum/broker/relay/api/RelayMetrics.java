@@ -155,11 +155,20 @@ public interface RelayMetrics {
     }
 
     /**
-     * A {@code subscribe} was answered with {@code stream_refused}.
+     * A {@code subscribe} was refused: counted when decided, whether or not its {@code stream_refused} is written.
      *
      * @param code refusal code
      */
     default void subscribeRefused(Code code) {
+    }
+
+    /**
+     * A {@code stream_refused} frame is being written (counted right before the write, so a router that reads it
+     * sees the count too); one dropped because its session ended first is not counted.
+     *
+     * @param code refusal code
+     */
+    default void refusalSent(Code code) {
     }
 
     /**

@@ -168,10 +168,11 @@ final class SessionStreams implements StreamContext {
 
     @Override
     public void refused(long streamId, Code code, String reason) {
-        // Counted before the frame leaves, so a router that reads the answer sees the count too.
+        // The frame is counted as it is written, so a router that reads the answer sees the count too, and one
+        // dropped with its session is not.
         metrics.subscribeRefused(code);
         registry.refused(streamId, code, reason);
-        writer.send(new Frame.StreamRefused(streamId, code, reason));
+        writer.send(new Frame.StreamRefused(streamId, code, reason), () -> metrics.refusalSent(code));
     }
 
     /**
@@ -183,7 +184,8 @@ final class SessionStreams implements StreamContext {
         metrics.subscribeRefused(code);
         registry.refused(streamId, code, reason);
         Frame.StreamRefused answer = new Frame.StreamRefused(streamId, code, reason);
-        Thread.ofVirtual().name("session-refusal").start(() -> writer.send(answer));
+        Runnable counted = () -> metrics.refusalSent(code);
+        Thread.ofVirtual().name("session-refusal").start(() -> writer.send(answer, counted));
     }
 
     @Override
