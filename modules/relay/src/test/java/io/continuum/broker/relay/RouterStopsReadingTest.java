@@ -128,16 +128,8 @@ class RouterStopsReadingTest {
             router.subscribe(1, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
             try (Socket upstream = publisher.accept()) {
                 router.await(Frame.StreamOpened.class, f -> f.streamId() == 1, WAIT);
-                Thread flood = Thread.ofVirtual().name("router-flood").start(() -> {
-                    try {
-                        for (long id = 2; id <= 3_000; id++) {
-                            router.sendWithinWindow(new Frame.Subscribe(id, new Target.ZmqTcp(NAMESPACE, "127.0.0.1",
-                                    publisher.getLocalPort())), WAIT);
-                        }
-                    } catch (Exception e) {
-                        // the session ended under the flood
-                    }
-                });
+                Thread flood = flood(router, 2, 3_000,
+                        new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.getLocalPort()));
 
                 raw.peer().accept(WAIT).close(); // the reconnect: only once the bound ended the session
                 flood.join();
@@ -237,10 +229,15 @@ class RouterStopsReadingTest {
      * own, until done or the session ends under it (the broker then closes the connection and grants no more).
      */
     private static Thread flood(RawBusRouter router, int count) {
+        return flood(router, 1, count, UNADVERTISED);
+    }
+
+    /** As {@link #flood(RawBusRouter, int)}, for stream ids {@code first} to {@code last}, all to {@code target}. */
+    private static Thread flood(RawBusRouter router, long first, long last, Target target) {
         return Thread.ofVirtual().name("router-flood").start(() -> {
             try {
-                for (long id = 1; id <= count; id++) {
-                    router.sendWithinWindow(unadvertised(id), WAIT);
+                for (long id = first; id <= last; id++) {
+                    router.sendWithinWindow(new Frame.Subscribe(id, target), WAIT);
                 }
             } catch (Exception e) {
                 // the session ended under the flood
@@ -248,8 +245,11 @@ class RouterStopsReadingTest {
         });
     }
 
+    /** A publisher nobody advertises. */
+    private static final Target UNADVERTISED = new Target.ZmqTcp(NAMESPACE, "127.0.0.1", 9);
+
     private static Frame.Subscribe unadvertised(long id) {
-        return new Frame.Subscribe(id, new Target.ZmqTcp(NAMESPACE, "127.0.0.1", 9));
+        return new Frame.Subscribe(id, UNADVERTISED);
     }
 
     private static Frame.Welcome welcome(long idleMs, long heartbeatMs, long maxStreams) {

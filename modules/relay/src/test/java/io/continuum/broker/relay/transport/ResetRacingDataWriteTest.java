@@ -28,8 +28,7 @@ class ResetRacingDataWriteTest {
     private static final int WINDOW = 65_535;
 
     @Test
-    void dataSkippedBecauseItsStreamWasResetGivesItsConnectionWindowBack()
-            throws Exception {
+    void dataSkippedBecauseItsStreamWasResetGivesItsConnectionWindowBack() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT); // the connection window stays at its 65,535 bytes

@@ -72,8 +72,7 @@ class SlotReleaseOrderTest {
     }
 
     @Test
-    void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire()
-            throws Exception {
+    void aStreamAbandonedWhileItWaitedForItsSlotNeverReachesTheWire() throws Exception {
         openTheOnlySlot();
         first.cancel();
         assertNull(connection.open(dataStream(2), WAIT, () -> false), "abandoned once the slot was granted");
