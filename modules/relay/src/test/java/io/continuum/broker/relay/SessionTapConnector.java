@@ -78,6 +78,11 @@ final class SessionTapConnector implements BusConnector {
             }
 
             @Override
+            public void onGoAway(Runnable listener) {
+                delegate.onGoAway(listener);
+            }
+
+            @Override
             public void close() {
                 delegate.close();
             }

@@ -94,7 +94,7 @@ public final class BusSession {
         this.drain = new Drain(config, life, writer, streams);
         this.dispatch = new FrameDispatch(life, decoder, timers, streams, drain, metrics);
         this.handshake = new Handshake(config, endpoint, connector, headers, life, writer, decoder, metrics,
-                dispatch::connectionClosed);
+                dispatch::connectionClosed, drain::byGoAway);
         this.teardown = new Teardown(life, streams, headers, metrics);
     }
 
@@ -148,6 +148,7 @@ public final class BusSession {
                 .start(() -> streams.revokeUnadvertised(view)));
         writer.limitWaiting(l.maxStreams());
         timers.start(l);
+        drain.afterWelcome(); // a GOAWAY that came before welcome: the session drains at once
         return true;
     }
 

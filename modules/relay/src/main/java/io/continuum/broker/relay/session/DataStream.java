@@ -14,6 +14,7 @@ import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.DialTarget;
 import io.continuum.broker.relay.transport.BusStream;
+import io.continuum.broker.relay.transport.ConnectionLostException;
 import io.continuum.broker.relay.transport.SlotTimeoutException;
 import io.continuum.broker.relay.transport.TransportException;
 
@@ -129,7 +130,13 @@ final class DataStream implements StreamPumps.Closer {
             refuse(Code.TOO_MANY_STREAMS, "no free HTTP/2 stream slot within " + context.slotTimeout());
             return;
         } catch (TransportException e) {
-            // The connection is going away; the session ends and answers nothing more.
+            if (ConnectionLostException.goingAway(e)) {
+                // The router's graceful GOAWAY came first: the session drains, and this subscribe is answered so.
+                closeSocket();
+                refuse(Code.DRAINING, "the router's GOAWAY: no new streams on this connection");
+                return;
+            }
+            // The connection is gone; the session ends and answers nothing more.
             closeSocket();
             abortOpening(null);
             finishAbortedAfterCommit(null);

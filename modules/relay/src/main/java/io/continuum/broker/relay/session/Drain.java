@@ -16,10 +16,14 @@ import io.continuum.broker.relay.session.BusSession.State;
  * side.
  * <pre>
  *   NONE --router drain--> ROUTER_DRAIN --shutdown--> SHUTDOWN
+ *   NONE --router GOAWAY--> GOAWAY --shutdown--> SHUTDOWN
  *   NONE --shutdown--> SHUTDOWN
  * </pre>
- * A shutdown always wins: it brings the deadline forward if earlier, and the end counts as {@code shutdown}. One
- * finisher thread per session ends it, with the reason the drain has at that moment.
+ * The router's graceful GOAWAY (HTTP/2 NO_ERROR) is its drain at the connection's level: the streams it processed
+ * run on, with {@code drain_deadline} as the bound a {@code drain} without {@code deadline_ms} gets, and the end
+ * counts as {@code router_closed}. A shutdown always wins: it brings the deadline forward if earlier, and the end
+ * counts as {@code shutdown}. One finisher thread per session ends it, with the reason the drain has at that
+ * moment.
  */
 final class Drain {
     private static final EventLog LOG = EventLog.of(BusSession.class);
@@ -27,7 +31,7 @@ final class Drain {
     /** After END_STREAM on the session, how long the router gets to read what came before and close its side. */
     static final Duration LINGER = Duration.ofSeconds(2);
 
-    enum Phase { NONE, ROUTER_DRAIN, SHUTDOWN }
+    enum Phase { NONE, ROUTER_DRAIN, GOAWAY, SHUTDOWN }
 
     private final SessionLife life;
     private final SessionWriter writer;
@@ -40,6 +44,8 @@ final class Drain {
     private volatile Frame.Drain routerDrain;
     /** Set while a shutdown's {@code draining} is being written: END_STREAM waits for it, up to the deadline. */
     private volatile boolean drainingPending;
+    /** The router's graceful GOAWAY came (before or after welcome). */
+    private volatile boolean routerGoingAway;
 
     Drain(RelayConfig config, SessionLife life, SessionWriter writer, SessionStreams streams) {
         this.defaultDeadline = config.drainDeadline();
@@ -77,6 +83,44 @@ final class Drain {
         if (started) {
             Thread.ofVirtual().name("session-drain").start(this::finish);
         }
+    }
+
+    /**
+     * The router's graceful GOAWAY (on the connection's reader thread, in wire order: a {@code subscribe} behind it
+     * finds the session draining). Before welcome it is remembered, and {@link #afterWelcome} starts the drain.
+     */
+    void byGoAway() {
+        long until = System.nanoTime() + SessionLife.saturatedNanos(defaultDeadline);
+        boolean started;
+        life.lock().lock();
+        try {
+            routerGoingAway = true;
+            started = life.advance(State.WELCOMED, State.DRAINING);
+            if (started) {
+                phase = Phase.GOAWAY;
+                untilNanos = until;
+                life.signal();
+            }
+        } finally {
+            life.lock().unlock();
+        }
+        if (started) {
+            LOG.info("router_going_away").field("deadline_ms", defaultDeadline.toMillis())
+                    .field("open_streams", streams.size()).log();
+            Thread.ofVirtual().name("session-goaway").start(this::finish);
+        }
+    }
+
+    /** The session was just welcomed: a GOAWAY that came while it waited for welcome starts the drain now. */
+    void afterWelcome() {
+        if (routerGoingAway) {
+            byGoAway();
+        }
+    }
+
+    /** @return whether the router's graceful GOAWAY came: a connection or stream that ends after it is its close */
+    boolean routerGoingAway() {
+        return routerGoingAway;
     }
 
     /**
@@ -185,7 +229,11 @@ final class Drain {
     }
 
     private void endDrained() {
-        EndReason reason = phase == Phase.SHUTDOWN ? EndReason.SHUTDOWN : EndReason.DRAINED;
-        life.end(AttemptResult.WELCOMED, reason, reason == EndReason.SHUTDOWN ? "shutdown" : "drained");
+        switch (phase) {
+            case SHUTDOWN -> life.end(AttemptResult.WELCOMED, EndReason.SHUTDOWN, "shutdown");
+            case GOAWAY -> life.end(AttemptResult.WELCOMED, EndReason.ROUTER_CLOSED,
+                    "router sent GOAWAY and its streams ended");
+            default -> life.end(AttemptResult.WELCOMED, EndReason.DRAINED, "drained");
+        }
     }
 }

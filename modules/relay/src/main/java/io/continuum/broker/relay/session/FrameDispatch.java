@@ -103,15 +103,17 @@ final class FrameDispatch {
     void connectionClosed(TransportException cause) {
         State st = life.state();
         if ((st == State.WELCOMED || st == State.DRAINING) && !drain.completeIfRequestEnded()) {
-            life.end(AttemptResult.WELCOMED, EndReason.CONNECTION_LOST,
-                    cause == null ? "connection closed" : cause.getMessage());
+            // after the router's graceful GOAWAY, the connection closing is the router's close (RFC 9113 6.8)
+            life.end(AttemptResult.WELCOMED, drain.routerGoingAway() ? EndReason.ROUTER_CLOSED
+                    : EndReason.CONNECTION_LOST, cause == null ? "connection closed" : cause.getMessage());
         }
     }
 
     private void endAfterReadFailure(TransportException failure) {
-        // A reset session stream is the router closing it (section 4 item 3); anything else is the connection.
-        EndReason reason = failure instanceof StreamResetException ? EndReason.ROUTER_CLOSED
-                : EndReason.CONNECTION_LOST;
+        // A reset session stream is the router closing it (section 4 item 3), as is any end after its graceful
+        // GOAWAY; anything else is the connection.
+        EndReason reason = failure instanceof StreamResetException || drain.routerGoingAway()
+                ? EndReason.ROUTER_CLOSED : EndReason.CONNECTION_LOST;
         life.end(AttemptResult.WELCOMED, reason, failure.getMessage());
     }
 

@@ -69,6 +69,7 @@ final class Handshake {
     private final FrameDecoder<Frame.RouterFrame> decoder;
     private final RelayMetrics metrics;
     private final Consumer<TransportException> onConnectionClosed;
+    private final Runnable onGoAway;
     /** The thread inside {@link BusConnector#connect} while the attempt connects; guarded by the life's lock. */
     private Thread connectingThread;
     private volatile Duration retryAfter;
@@ -76,7 +77,7 @@ final class Handshake {
 
     Handshake(RelayConfig config, BusEndpoint endpoint, BusConnector connector, SessionHeaders headers,
               SessionLife life, SessionWriter writer, FrameDecoder<Frame.RouterFrame> decoder, RelayMetrics metrics,
-              Consumer<TransportException> onConnectionClosed) {
+              Consumer<TransportException> onConnectionClosed, Runnable onGoAway) {
         this.config = config;
         this.endpoint = endpoint;
         this.connector = connector;
@@ -86,6 +87,7 @@ final class Handshake {
         this.decoder = decoder;
         this.metrics = metrics;
         this.onConnectionClosed = onConnectionClosed;
+        this.onGoAway = onGoAway;
     }
 
     Result run() {
@@ -107,6 +109,7 @@ final class Handshake {
             return ENDED;
         }
         c.onClose(onConnectionClosed);
+        c.onGoAway(onGoAway);
         life.set(State.AWAITING_WELCOME);
         BusStream s;
         // Section 2: hello goes with the session request. A router whose windows stay shut (initial window 0)

@@ -18,6 +18,7 @@ import io.continuum.broker.relay.api.RelayMetrics.Direction;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.MalformedResponseException;
 import io.continuum.broker.relay.transport.ResponseHead;
+import io.continuum.broker.relay.transport.ConnectionLostException;
 import io.continuum.broker.relay.transport.TransportException;
 
 /**
@@ -363,6 +364,11 @@ final class StreamPumps implements PublisherReads.Sink {
     private void closeAfter(TransportException failure) {
         if (flushAbandoned) {
             closer.close(Code.UPSTREAM_CLOSED); // the publisher ended; the reset was the flush watchdog's
+            return;
+        }
+        if (ConnectionLostException.goingAway(failure)) {
+            // above the router's GOAWAY last-stream-id: it never processed this stream, so it learns of the end here
+            closer.close(Code.DRAINING);
             return;
         }
         boolean malformed = failure instanceof MalformedResponseException;

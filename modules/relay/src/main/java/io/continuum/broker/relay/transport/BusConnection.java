@@ -40,12 +40,26 @@ public interface BusConnection extends AutoCloseable {
     BusStream open(StreamRequest request, Duration slotTimeout, java.util.function.BooleanSupplier commit)
             throws SlotTimeoutException, TransportException;
 
-    /** @return whether the connection is still usable */
+    /** @return whether the connection is still alive (after the peer's graceful GOAWAY too, until it closes) */
     boolean isOpen();
 
     /**
-     * Registers a listener that fires exactly once when the connection dies (socket loss, GOAWAY,
-     * TLS failure, keepalive timeout) or is closed locally. A listener registered after that fires at once.
+     * Registers a listener that fires once when the peer's GOAWAY with NO_ERROR says it takes no new streams
+     * (RFC 9113 section 6.8): streams at or below its last-stream-id run on until they end, streams above it fail
+     * and {@link #open} refuses, both with {@link ConnectionLostException.Reason#GOING_AWAY}; once the last stream
+     * is gone the connection closes itself ({@link #onClose} fires with that reason). A GOAWAY with an error code
+     * is a dead connection instead: only {@link #onClose} fires. A listener registered after the GOAWAY fires at
+     * once; one registered after the connection died never fires. It runs on the connection's reader thread, in
+     * wire order with the frames around the GOAWAY, and must not block.
+     *
+     * @param listener told that the peer is going away
+     */
+    void onGoAway(Runnable listener);
+
+    /**
+     * Registers a listener that fires exactly once when the connection dies (socket loss, GOAWAY with an error
+     * code, TLS failure, keepalive timeout), closes after a graceful GOAWAY, or is closed locally. A listener
+     * registered after that fires at once.
      *
      * @param listener receives the cause ({@link ConnectionLostException})
      */

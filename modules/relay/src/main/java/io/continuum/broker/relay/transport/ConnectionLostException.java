@@ -6,8 +6,14 @@ public final class ConnectionLostException extends TransportException {
     public enum Reason {
         /** Socket read or write failed, or the peer closed the TCP/TLS connection. */
         SOCKET,
-        /** The peer sent GOAWAY. */
+        /** The peer sent GOAWAY with an error code. */
         GOAWAY,
+        /**
+         * The peer's graceful GOAWAY (NO_ERROR, RFC 9113 section 6.8): a new stream is refused, a stream above its
+         * last-stream-id was not processed (safe to retry elsewhere), and the connection closes once its last
+         * stream is gone.
+         */
+        GOING_AWAY,
         /** No PING acknowledgement within the keepalive timeout. */
         KEEPALIVE_TIMEOUT,
         /** A protocol violation was detected locally. */
@@ -31,5 +37,13 @@ public final class ConnectionLostException extends TransportException {
     /** @return why the connection ended */
     public Reason reason() {
         return reason;
+    }
+
+    /**
+     * @param failure a transport failure, or null
+     * @return whether it comes from the peer's graceful GOAWAY ({@link Reason#GOING_AWAY})
+     */
+    public static boolean goingAway(TransportException failure) {
+        return failure instanceof ConnectionLostException lost && lost.reason == Reason.GOING_AWAY;
     }
 }

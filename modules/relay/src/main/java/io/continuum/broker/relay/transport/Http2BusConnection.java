@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -63,8 +63,10 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private final Keepalive keepalive;
     private final Map<Integer, Http2BusStream> streams = new HashMap<>(); // guarded by lock
     private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
+    private final List<Runnable> goAwayListeners = new CopyOnWriteArrayList<>();
     private final CountDownLatch firstSettings = new CountDownLatch(1);
-    private final AtomicBoolean closingLocally = new AtomicBoolean();
+    /** Why this side is closing the connection (its own close, or the peer's GOAWAY once its streams are gone). */
+    private final AtomicReference<ConnectionLostException> closingLocally = new AtomicReference<>();
     private final String authority;
     private final String userAgent;
     /** Test seams ({@link ConnectionProbe}). */
@@ -73,6 +75,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     volatile Runnable beforeDataAdded;
     private int nextStreamId = 1; // guarded by the frames' monitor: ids reach the wire in the order taken
     private ConnectionLostException failure; // guarded by lock
+    /** Set by the peer's graceful GOAWAY: what a stream above its last-stream-id and a new open fail with. */
+    private ConnectionLostException goingAway; // guarded by lock
+    private int goAwayLastStreamId = Integer.MAX_VALUE; // guarded by lock; a later GOAWAY may only lower it
 
     Http2BusConnection(BusEndpoint endpoint, TransportSettings settings, TlsDialer.Dialed dialed) throws IOException {
         this.settings = settings;
@@ -139,6 +144,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             if (lost == null && frames.ended()) { // closing: its GOAWAY is written, fail() follows
                 lost = new ConnectionLostException(ConnectionLostException.Reason.CLOSED_LOCALLY, "closed", null);
             }
+            if (lost == null) {
+                lost = goingAway(); // the slot was granted before the peer's GOAWAY came
+            }
             if (lost != null || !commit.getAsBoolean()) {
                 slots.release(); // abandoned while it waited, or the connection died: nothing was written
                 if (lost != null) {
@@ -192,14 +200,36 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     @Override
+    public void onGoAway(Runnable listener) {
+        lock.lock();
+        try {
+            if (failure != null) {
+                return;
+            }
+            if (goingAway == null) {
+                goAwayListeners.add(listener);
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        listener.run();
+    }
+
+    @Override
     public void close() {
-        if (!closingLocally.compareAndSet(false, true)) {
+        closeAs(new ConnectionLostException(ConnectionLostException.Reason.CLOSED_LOCALLY, "closed", null));
+    }
+
+    /** Our GOAWAY (NO_ERROR), then the close; once, whoever comes first. */
+    private void closeAs(ConnectionLostException why) {
+        if (!closingLocally.compareAndSet(null, why)) {
             return;
         }
         if (isOpen()) {
             goAway(0); // NO_ERROR
         }
-        fail(ConnectionLostException.Reason.CLOSED_LOCALLY, "closed", null);
+        fail(why.reason(), why.getMessage(), null);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -223,11 +253,11 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     /** Declares the connection dead: idempotent, from any thread. */
     @Override
     public void fail(ConnectionLostException.Reason reason, String message, Throwable cause) {
-        if (closingLocally.get() && reason != ConnectionLostException.Reason.CLOSED_LOCALLY) {
-            reason = ConnectionLostException.Reason.CLOSED_LOCALLY; // our own close made the peer hang up
-            message = "closed";
-        }
-        ConnectionLostException exception = new ConnectionLostException(reason, message, cause);
+        ConnectionLostException closing = closingLocally.get();
+        ConnectionLostException exception = closing != null ? closing // our own close made the peer hang up
+                : new ConnectionLostException(reason, message, cause);
+        reason = exception.reason();
+        message = exception.getMessage();
         List<Http2BusStream> open;
         lock.lock();
         try {
@@ -413,8 +443,70 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
 
     @Override
     public void goAway(int lastStreamId, int errorCode, byte[] debugData) {
-        fail(ConnectionLostException.Reason.GOAWAY, "peer sent GOAWAY " + Http2ErrorCodes.name(errorCode)
-                + " (last stream " + lastStreamId + ")", null);
+        if (errorCode != 0) {
+            fail(ConnectionLostException.Reason.GOAWAY, "peer sent GOAWAY " + Http2ErrorCodes.name(errorCode)
+                    + " (last stream " + lastStreamId + ")", null);
+            return;
+        }
+        // Graceful (RFC 9113 section 6.8): the streams the peer processed run on; the others it never saw.
+        boolean first;
+        int last;
+        lock.lock();
+        try {
+            if (failure != null) {
+                return;
+            }
+            first = goingAway == null;
+            goAwayLastStreamId = Math.min(goAwayLastStreamId, lastStreamId);
+            last = goAwayLastStreamId;
+            goingAway = new ConnectionLostException(ConnectionLostException.Reason.GOING_AWAY,
+                    "peer sent GOAWAY NO_ERROR (last stream " + last + "): it takes no new streams", null);
+        } finally {
+            lock.unlock();
+        }
+        if (first) {
+            // the listeners learn it before any stream fails, so a stream's end already reads as the peer's close
+            slots.refuseNew(goingAway());
+            LOG.info("bus_going_away").field("last_stream_id", last).field("open_streams", streamsInUse()).log();
+            for (Runnable listener : goAwayListeners) {
+                try {
+                    listener.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("connection_goaway_listener_failed").cause(e).log();
+                }
+            }
+            goAwayListeners.clear();
+        }
+        int credit = 0;
+        lock.lock();
+        try {
+            for (Http2BusStream stream : new ArrayList<>(streams.values())) {
+                if (stream.idInt() > last) {
+                    credit += stream.notProcessedLocked(new ConnectionLostException(
+                            ConnectionLostException.Reason.GOING_AWAY, "stream " + stream.id()
+                            + " not processed: above the peer's GOAWAY last stream " + last, null));
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        sendWindowUpdates(0, 0, credit);
+        if (first) {
+            Thread.ofVirtual().name("bus-going-away").start(this::closeOnceStreamsGone);
+        }
+    }
+
+    /** After the peer's graceful GOAWAY: once the last stream's last frame is written, our GOAWAY, then the close. */
+    private void closeOnceStreamsGone() {
+        try {
+            if (!slots.awaitNoneInUse()) {
+                return; // died or closed meanwhile
+            }
+        } catch (InterruptedException e) {
+            return;
+        }
+        closeAs(new ConnectionLostException(ConnectionLostException.Reason.GOING_AWAY,
+                "peer sent GOAWAY NO_ERROR and its last stream ended", null));
     }
 
     @Override
@@ -582,6 +674,16 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
                 w.windowUpdate(0, connectionIncrement);
             }
         });
+    }
+
+    /** @return what a new stream fails with once the peer's graceful GOAWAY came, or null */
+    private ConnectionLostException goingAway() {
+        lock.lock();
+        try {
+            return goingAway;
+        } finally {
+            lock.unlock();
+        }
     }
 
     ConnectionLostException failure() {

@@ -380,11 +380,25 @@ final class Http2BusStream implements BusStream {
 
     /** @return bytes to credit back to the connection now (the caller sends the WINDOW_UPDATE) */
     int resetByPeerLocked(long errorCode) {
+        return endedByPeerLocked(new StreamResetException(id, errorCode, true));
+    }
+
+    /**
+     * The peer's graceful GOAWAY left this stream above its last-stream-id: the peer never processed it and sends
+     * nothing more for it, so it ends as a reset by the peer does, with {@code cause}.
+     *
+     * @return bytes to credit back to the connection now (the caller sends the WINDOW_UPDATE)
+     */
+    int notProcessedLocked(ConnectionLostException cause) {
+        return endedByPeerLocked(cause);
+    }
+
+    private int endedByPeerLocked(TransportException cause) {
         if (state == StreamState.RESET || state == StreamState.LOST) {
             return 0;
         }
         boolean wasTerminal = state.terminal();
-        failure = new StreamResetException(id, errorCode, true);
+        failure = cause;
         state = StreamState.RESET;
         int credit = returnCreditLocked();
         if (!wasTerminal) {

@@ -26,6 +26,9 @@ final class StreamSlots {
     private volatile long inUseNow;
     private long waiting;
     private ConnectionLostException failure;
+    /** Set by the peer's graceful GOAWAY: no new slot is granted, the slots in use run on. */
+    private ConnectionLostException refusal;
+    private final Condition emptied = lock.newCondition();
 
     /**
      * @param timeout how long to wait
@@ -39,6 +42,9 @@ final class StreamSlots {
             while (true) {
                 if (failure != null) {
                     throw failure;
+                }
+                if (refusal != null) {
+                    throw refusal;
                 }
                 if (inUse < Math.min(limit, localCap)) {
                     inUse++;
@@ -72,6 +78,9 @@ final class StreamSlots {
                 inUseNow = inUse;
             }
             freed.signal();
+            if (inUse == 0) {
+                emptied.signalAll();
+            }
         } finally {
             lock.unlock();
         }
@@ -92,6 +101,35 @@ final class StreamSlots {
         try {
             failure = cause;
             freed.signalAll();
+            emptied.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** No new slot from now on: waiting and later {@link #acquire} calls throw {@code cause}; slots in use run on. */
+    void refuseNew(ConnectionLostException cause) {
+        lock.lock();
+        try {
+            refusal = cause;
+            freed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until no slot is in use, or the connection failed.
+     *
+     * @return true when the last slot was given back, false when the connection failed first
+     */
+    boolean awaitNoneInUse() throws InterruptedException {
+        lock.lock();
+        try {
+            while (inUse > 0 && failure == null) {
+                emptied.await();
+            }
+            return failure == null;
         } finally {
             lock.unlock();
         }

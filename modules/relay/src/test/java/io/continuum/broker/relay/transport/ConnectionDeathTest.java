@@ -218,7 +218,7 @@ class ConnectionDeathTest {
     }
 
     @Test
-    void goAwayFailsStreamsWithReasonGoaway() throws Exception {
+    void goAwayWithAnErrorCodeFailsEveryStreamWithReasonGoaway() throws Exception {
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
              RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of())) {
             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()));
@@ -228,7 +228,7 @@ class ConnectionDeathTest {
             Future<Throwable> reader = blocked(threads, stream::read);
             CompletableFuture<TransportException> closed = new CompletableFuture<>();
             connection.onClose(closed::complete);
-            wire.sendGoAway(1, 0x0);
+            wire.sendGoAway(1, 0x2); // INTERNAL_ERROR: stream 1 was processed, and it fails all the same
             ConnectionLostException lost = assertInstanceOf(ConnectionLostException.class,
                     reader.get(10, TimeUnit.SECONDS));
             assertEquals(ConnectionLostException.Reason.GOAWAY, lost.reason());
