@@ -9,6 +9,12 @@ module io.continuum.broker.testing {
     requires io.helidon.webserver.http2;
     requires io.helidon.http.http2;
     requires com.fasterxml.jackson.core;
+    // The in-process router's Netty stack (Http2Stack.NETTY): on the class path only where a test module adds it.
+    requires static io.netty.codec.http2;
+    requires static io.netty.handler;
+    requires static io.netty.transport;
+    requires static io.netty.buffer;
+    requires static io.netty.common;
     requires org.bouncycastle.pkix;
     requires org.bouncycastle.provider;
     requires org.zeromq.jeromq;

@@ -28,13 +28,6 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.ProtocolException;
-import io.continuum.broker.testing.router.HelidonServerStreams;
-import io.helidon.common.tls.Tls;
-import io.helidon.http.Status;
-import io.helidon.webserver.WebServer;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
-import io.helidon.webserver.http2.Http2Config;
 
 /**
  * A router that speaks the bus server side of bus-protocol-v1.md over real TLS and HTTP/2, for
@@ -45,7 +38,7 @@ import io.helidon.webserver.http2.Http2Config;
 public final class InProcessRouter implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(InProcessRouter.class.getName());
 
-    private final WebServer server;
+    private final BusServer server;
     private final String credential;
     private final int connectionWindowIncrement;
     private final LinkedBlockingQueue<RouterSession> sessions = new LinkedBlockingQueue<>();
@@ -57,6 +50,7 @@ public final class InProcessRouter implements AutoCloseable {
     private final AtomicInteger sessionCount = new AtomicInteger();
     private volatile SessionPolicy sessionPolicy;
     private volatile StreamPolicy streamPolicy = StreamPolicy.ACCEPT;
+    private final Http2Stack stack;
 
     /**
      * What the router answers a session attempt with.
@@ -150,29 +144,39 @@ public final class InProcessRouter implements AutoCloseable {
         this.credential = b.credential;
         this.connectionWindowIncrement = b.connectionWindowIncrement;
         this.sessionPolicy = b.sessionPolicy;
-        Tls tls = Tls.builder()
-                .privateKey(b.privateKey)
-                .privateKeyCertChain(b.certChain)
-                .applicationProtocols(List.of("h2"))
-                .build();
-        server = WebServer.builder()
-                .host("127.0.0.1")
-                .port(b.port)
-                .connectionOptions(o -> o.tcpNoDelay(b.tcpNoDelay))
-                .tls(tls)
-                .addProtocol(Http2Config.builder()
-                        .flowControlTimeout(Duration.ofMinutes(10))
-                        .maxConcurrentStreams(b.maxConcurrentStreams)
-                        // Helidon's server stops reading the whole connection once 32 frames queue on one
-                        // unread stream; a 64 KiB window keeps an unread stream from getting there.
-                        .initialWindowSize(65_535)
-                        .maxRapidResets(1_000_000)
-                        .build())
-                .routing(r -> r
-                        .post(BusProtocol.SESSION_PATH, this::session)
-                        .post(BusProtocol.STREAM_PATH_PREFIX + "{id}", this::dataStream))
-                .build()
-                .start();
+        this.stack = b.stack;
+        BusServer.Options options = new BusServer.Options(b.privateKey, b.certChain, b.port, b.tcpNoDelay,
+                b.maxConcurrentStreams);
+        server = switch (b.stack) {
+            case HELIDON -> new HelidonBusServer(options, this::serve);
+            case NETTY -> new NettyBusServer(options, this::serve);
+        };
+    }
+
+    /** @return the HTTP/2 server stack it runs on */
+    public Http2Stack stack() {
+        return stack;
+    }
+
+    /**
+     * Sends a graceful GOAWAY (HTTP/2 NO_ERROR) on every open connection: the streams open there run on, new ones
+     * are not accepted. Only on {@link Http2Stack#NETTY}: Helidon's server has no call for it.
+     *
+     * @throws UnsupportedOperationException on Helidon's server
+     */
+    public void goAway() {
+        server.goAway();
+    }
+
+    private void serve(Exchange x) throws Exception {
+        String path = x.path();
+        if (path.equals(BusProtocol.SESSION_PATH)) {
+            session(x);
+        } else if (path.startsWith(BusProtocol.STREAM_PATH_PREFIX)) {
+            dataStream(x, path.substring(BusProtocol.STREAM_PATH_PREFIX.length()));
+        } else {
+            x.respond(404, Map.of(), new byte[0]);
+        }
     }
 
     /**
@@ -273,30 +277,28 @@ public final class InProcessRouter implements AutoCloseable {
         return dataStreams.computeIfAbsent(id, k -> new LinkedBlockingQueue<>());
     }
 
-    private boolean authorized(ServerRequest req) {
+    private boolean authorized(Map<String, String> headers) {
         if (credential == null) {
             return true;
         }
-        String auth = req.headers().first(io.helidon.http.HeaderNames.AUTHORIZATION).orElse("");
-        return auth.equals("Bearer " + credential);
+        return headers.getOrDefault("authorization", "").equals("Bearer " + credential);
     }
 
-    private void session(ServerRequest req, ServerResponse res) throws Exception {
+    private void session(Exchange x) throws Exception {
         sessionCount.incrementAndGet();
-        if (!authorized(req)) {
-            res.status(Status.UNAUTHORIZED_401).send();
+        if (!authorized(x.headers())) {
+            x.respond(401, Map.of(), new byte[0]);
             return;
         }
         if (connectionWindowIncrement > 0) {
             // the session stream is the first on its connection: open the connection window once per connection
-            HelidonServerStreams.openConnectionWindow(res, connectionWindowIncrement);
+            x.openConnectionWindow(connectionWindowIncrement);
         }
-        InputStream in = req.content().inputStream();
+        InputStream in = x.requestBody();
         SessionPolicy policy = sessionPolicy;
         SessionAnswer early = policy.answer(null);
         if (early != null && early.status() != 200) {
-            early.headers().forEach(res::header);
-            res.status(early.status()).send();
+            x.respond(early.status(), early.headers(), new byte[0]);
             return;
         }
         FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
@@ -312,7 +314,7 @@ public final class InProcessRouter implements AutoCloseable {
             Frame first = pending.pollFirst();
             if (first != null) {
                 if (!(first instanceof Frame.Hello h)) {
-                    res.status(Status.BAD_REQUEST_400).send("first frame is not hello");
+                    x.respond(400, Map.of(), "first frame is not hello".getBytes(StandardCharsets.UTF_8));
                     return;
                 }
                 hello = h;
@@ -322,17 +324,15 @@ public final class InProcessRouter implements AutoCloseable {
         if (!answer.delay().isZero()) {
             Thread.sleep(answer.delay());
         }
-        answer.headers().forEach(res::header);
         if (answer.status() != 200) {
-            res.status(answer.status()).send();
+            x.respond(answer.status(), answer.headers(), new byte[0]);
             return;
         }
-        res.status(Status.OK_200);
-        res.header("content-type", BusProtocol.SESSION_CONTENT_TYPE);
-        OutputStream out = res.outputStream();
+        Map<String, String> head = new HashMap<>(answer.headers());
+        head.put("content-type", BusProtocol.SESSION_CONTENT_TYPE);
+        OutputStream out = x.startResponse(200, head);
         String sessionId = answer.first() instanceof Frame.Welcome w ? w.sessionId() : null;
         RouterSession session = new RouterSession(this, hello, sessionId, out);
-        HelidonServerStreams.flushHeaders(res);
         if (answer.first() != null) {
             session.send(answer.first());
         }
@@ -370,7 +370,7 @@ public final class InProcessRouter implements AutoCloseable {
             liveSessionIds.remove(sessionId);
         }
         if (abort) {
-            HelidonServerStreams.reset(res);
+            x.reset();
             reader.join(Duration.ofSeconds(10));
             return;
         }
@@ -378,27 +378,27 @@ public final class InProcessRouter implements AutoCloseable {
         reader.join(Duration.ofSeconds(5));
     }
 
-    private void dataStream(ServerRequest req, ServerResponse res) throws Exception {
+    private void dataStream(Exchange x, String idText) throws Exception {
+        byte[] unknown = "unknown_stream".getBytes(StandardCharsets.UTF_8);
         long id;
         try {
-            id = Long.parseLong(req.path().pathParameters().get("id"));
+            id = Long.parseLong(idText);
         } catch (RuntimeException e) {
-            res.status(Status.NOT_FOUND_404).send("unknown_stream");
+            x.respond(404, Map.of(), unknown);
             return;
         }
-        if (!authorized(req)) {
-            res.status(Status.UNAUTHORIZED_401).send();
+        Map<String, String> headers = x.headers();
+        if (!authorized(headers)) {
+            x.respond(401, Map.of(), new byte[0]);
             return;
         }
-        String sid = req.headers().first(io.helidon.http.HeaderNames.create(BusProtocol.SESSION_ID_HEADER)).orElse("");
+        String sid = headers.getOrDefault(BusProtocol.SESSION_ID_HEADER, "");
         StreamPolicy policy = streamPolicy;
         if (!liveSessionIds.contains(sid) || !expected.remove(id) || policy == StreamPolicy.NOT_FOUND) {
-            res.status(Status.NOT_FOUND_404).send("unknown_stream".getBytes(StandardCharsets.UTF_8));
+            x.respond(404, Map.of(), unknown);
             return;
         }
-        Map<String, String> headers = new HashMap<>();
-        req.headers().forEach(h -> headers.put(h.name().toLowerCase(java.util.Locale.ROOT), h.get()));
-        InputStream in = req.content().inputStream();
+        InputStream in = x.requestBody();
         if (policy == StreamPolicy.HOLD_HEAD) {
             RouterDataStream held = new RouterDataStream(id, headers, in, OutputStream.nullOutputStream(),
                     () -> { });
@@ -411,11 +411,8 @@ public final class InProcessRouter implements AutoCloseable {
             }
             return;
         }
-        res.status(Status.OK_200);
-        res.header("content-type", BusProtocol.STREAM_CONTENT_TYPE);
-        OutputStream out = res.outputStream();
-        HelidonServerStreams.flushHeaders(res);
-        RouterDataStream ds = new RouterDataStream(id, headers, in, out, () -> HelidonServerStreams.reset(res));
+        OutputStream out = x.startResponse(200, Map.of("content-type", BusProtocol.STREAM_CONTENT_TYPE));
+        RouterDataStream ds = new RouterDataStream(id, headers, in, out, x::reset);
         live.add(ds);
         queueFor(id).add(ds);
         // The handler lives until both directions are done (or the stream is reset): returning earlier
@@ -435,7 +432,7 @@ public final class InProcessRouter implements AutoCloseable {
         for (RouterSession rs : liveSessions) {
             rs.brokerEnded("router closing");
         }
-        server.stop();
+        server.close();
     }
 
     /**
@@ -450,6 +447,7 @@ public final class InProcessRouter implements AutoCloseable {
         private boolean tcpNoDelay;
         private int connectionWindowIncrement;
         private SessionPolicy sessionPolicy = hello -> hello == null ? null : SessionAnswer.welcome(-1, -1);
+        private Http2Stack stack = Http2Stack.fromSystemProperty();
 
         private Builder() {
         }
@@ -511,6 +509,14 @@ public final class InProcessRouter implements AutoCloseable {
                 throw new IllegalArgumentException("negative window increment");
             }
             this.connectionWindowIncrement = bytes;
+            return this;
+        }
+
+        /**
+         * The HTTP/2 server stack (default: what {@link Http2Stack#PROPERTY} names, else Helidon's).
+         */
+        public Builder stack(Http2Stack stack) {
+            this.stack = Objects.requireNonNull(stack);
             return this;
         }
 

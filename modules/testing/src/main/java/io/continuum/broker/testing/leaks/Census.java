@@ -92,6 +92,38 @@ public final class Census {
     }
 
     /**
+     * For a descriptor target {@code socket:[inode]}, the TCP socket's ends and state as the kernel lists them
+     * ({@code /proc/net/tcp} and {@code tcp6}), so a leaked socket says which connection it is.
+     *
+     * @param target a descriptor's target
+     * @return {@code " (tcp 127.0.0.1:40123 -> 127.0.0.1:8443, state 01)"}, or empty when not found
+     */
+    public static String socketEnds(String target) {
+        if (!target.startsWith("socket:[")) {
+            return "";
+        }
+        String inode = target.substring("socket:[".length(), target.length() - 1);
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            try {
+                for (String line : Files.readAllLines(Path.of(table))) {
+                    String[] f = line.trim().split("\\s+");
+                    if (f.length > 9 && f[9].equals(inode)) {
+                        return " (tcp local port " + port(f[1]) + ", remote port " + port(f[2]) + ", state " + f[3]
+                                + ")";
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // not Linux, or the table is gone: the inode alone is reported
+            }
+        }
+        return "";
+    }
+
+    private static int port(String hexAddress) {
+        return Integer.parseInt(hexAddress.substring(hexAddress.indexOf(':') + 1), 16);
+    }
+
+    /**
      * Every live thread, platform and virtual, with its stack, as the JDK's plain-text thread dump: what a test
      * prints when something stalled, so the run that failed says where each thread waited.
      */

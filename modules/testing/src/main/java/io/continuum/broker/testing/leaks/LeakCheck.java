@@ -195,7 +195,7 @@ public final class LeakCheck implements BeforeEachCallback, AfterEachCallback {
         if (checkFds) {
             Census.fileDescriptors().forEach((fd, target) -> {
                 if (!target.equals(before.fds().get(fd)) && !IGNORED_FDS.matcher(target).matches()) {
-                    out.add("file descriptor " + fd + " -> " + target);
+                    out.add("file descriptor " + fd + " -> " + target + Census.socketEnds(target));
                 }
             });
         }
