@@ -17,6 +17,8 @@ public final class MutableView implements PublisherView {
     private final Set<PublisherKey> advertised = ConcurrentHashMap.newKeySet();
     private final CopyOnWriteArrayList<Runnable> listeners = new CopyOnWriteArrayList<>();
     private volatile boolean synced;
+    /** Runs inside {@link #check}, after the answer is decided and before it is returned; null for none. */
+    private volatile java.util.function.Consumer<PublisherKey> afterCheck;
 
     public MutableView synced(boolean value) {
         synced = value;
@@ -41,12 +43,23 @@ public final class MutableView implements PublisherView {
         return synced;
     }
 
+    /**
+     * @param hook runs inside every later {@link #check}, after its answer is decided (a test counts the checks, or
+     *             holds one so that the answer it returns is stale by then); null for none
+     */
+    public void afterCheck(java.util.function.Consumer<PublisherKey> hook) {
+        afterCheck = hook;
+    }
+
     @Override
     public Advertisement check(PublisherKey key) {
-        if (!synced) {
-            return Advertisement.NOT_SYNCED;
+        Advertisement answer = !synced ? Advertisement.NOT_SYNCED
+                : advertised.contains(key) ? Advertisement.ADVERTISED : Advertisement.NOT_ADVERTISED;
+        java.util.function.Consumer<PublisherKey> hook = afterCheck;
+        if (hook != null) {
+            hook.accept(key);
         }
-        return advertised.contains(key) ? Advertisement.ADVERTISED : Advertisement.NOT_ADVERTISED;
+        return answer;
     }
 
     @Override

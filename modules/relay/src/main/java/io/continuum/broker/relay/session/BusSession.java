@@ -26,7 +26,8 @@ import io.continuum.broker.relay.transport.BusEndpoint;
  *   FrameDispatch  the reader: router frames to their jobs, subscribe rows 1-3
  *   SessionStreams the table of data streams and the {@link StreamContext} they run in
  *   SessionTimers  heartbeat and idle timeout; the welcome deadline
- *   Drain          the router's drain and a local shutdown
+ *   Drain          the router's drain (or its GOAWAY) and a local shutdown
+ *   RevocationPasses  metadata changes to coalesced passes over the streams
  *   Teardown       streams and connection closed, metrics, session_ended
  *   SessionWriter  every write on the session stream; SessionLife the state and the one end
  * </pre>
@@ -143,9 +144,10 @@ public final class BusSession {
                 l.heartbeatInterval().toMillis()).field("idle_timeout_ms", l.idleTimeout().toMillis())
                 .field("max_streams", l.maxStreams()).field("max_stream_buffer_bytes", l.maxStreamBufferBytes())
                 .field("max_frame_bytes", l.maxFrameBytes()).log();
-        // The view's listeners must not block; revocation writes frames, so it runs on its own thread.
-        viewListener = view.onChange(() -> Thread.ofVirtual().name("session-revocation")
-                .start(() -> streams.revokeUnadvertised(view)));
+        // The view's listeners must not block; revocation writes frames, so it runs on its own thread, and a burst
+        // of changes makes at most one pass that waits.
+        RevocationPasses revocations = new RevocationPasses(() -> streams.revokeUnadvertised(view));
+        viewListener = view.onChange(revocations::ask);
         writer.limitWaiting(l.maxStreams());
         timers.start(l);
         drain.afterWelcome(); // a GOAWAY that came before welcome: the session drains at once

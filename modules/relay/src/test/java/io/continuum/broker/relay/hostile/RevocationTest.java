@@ -48,6 +48,48 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RevocationTest {
     private static final int CANCEL = 0x8;
 
+    /**
+     * Issue 44 item 1: any worker Pod can rewrite its own resource, so a burst of metadata events must not start a
+     * revocation pass (a thread and a scan of every stream) per event. The first pass is held inside its check
+     * while 10,000 events fire, the last of which withdraws the open stream's target; once let go, exactly one
+     * more pass runs, and it is the one that sees the withdrawal and revokes the stream. Before, every event
+     * started a pass of its own: 10,001 of them.
+     */
+    @Test
+    void aBurstOfMetadataEventsMakesAtMostOnePendingPassAndThePassAfterItSeesTheFinalState() throws Exception {
+        try (BrokerHarness h = new BrokerHarness()) {
+            BrokerHarness.Subscribed s = h.startSubscribed(1);
+            java.util.concurrent.atomic.AtomicInteger passes = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+            h.view.afterCheck(key -> {
+                if (!Thread.currentThread().getName().equals("session-revocation")) {
+                    return; // a subscribe's own check
+                }
+                if (passes.incrementAndGet() == 1) {
+                    held.countDown();
+                    try {
+                        letGo.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            h.view.advertise(NAMESPACE, "10.0.0.1", 1); // the first event: its pass is held in its check
+            assertTrue(held.await(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS), "first pass");
+            for (int i = 2; i < 10_000; i++) {
+                h.view.advertise(NAMESPACE, "10.0.0.1", i);
+            }
+            h.view.withdraw(NAMESPACE, "127.0.0.1", s.publisher().port()); // event 10,000: the final state
+
+            letGo.countDown();
+
+            Frame.StreamClosed closed = s.session().await(Frame.StreamClosed.class, f -> f.streamId() == 1, WAIT);
+            assertEquals(Code.TARGET_NOT_ADVERTISED, closed.code());
+            assertEquals(2, passes.get(), "the held pass, then one for the whole burst");
+        }
+    }
+
     /** On the wire (raw HTTP/2 peer): the revoked data stream gets RST_STREAM CANCEL, then stream_closed. */
     @Test
     void anOpenStreamWhoseTargetIsWithdrawnIsResetWithCancelAndReportedTargetNotAdvertised() throws Exception {
