@@ -6,16 +6,20 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.logging.Level;
 
-import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.event.EventFormatter;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
-import io.continuum.broker.testing.bus.InProcessRouter;
+import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
+import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.logs.LogLines;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -63,6 +67,34 @@ class SessionLifecycleTest {
         h.router.awaitSession(WAIT);
         await(() -> h.metrics.get("session_ends_total{reason=terminal_error}") == 1, "terminal_error counted");
         assertEquals(0, h.metrics.get("session_ends_total{reason=protocol_error}"));
+    }
+
+    /**
+     * Issue 44 item 2: a router must not be able to fill an operator's disk. 200 non-terminal errors and 20 drains
+     * make one {@code router_error} line and one {@code drain} line (the first of each 60 s window), while every
+     * error is still counted. Before: 200 warn lines and 20 info lines.
+     */
+    @Test
+    void repeatedRouterErrorsAndDrainsAreLoggedOncePerWindowAndAllCounted() throws Exception {
+        h = new BrokerHarness();
+        RouterSession session = h.startSubscribed(1).session(); // an open stream keeps the drain going
+        try (LogLines lines = LogLines.capture(BusSession.class.getName(),
+                new EventFormatter(EventFormatter.Style.LOGFMT, false), Level.INFO)) {
+            for (int i = 0; i < 200; i++) {
+                session.send(new Frame.ErrorFrame(Code.INTERNAL_ERROR, "just so you know", false));
+            }
+            for (int i = 0; i < 20; i++) {
+                session.send(new Frame.Drain("maintenance", OptionalLong.of(60_000 - i)));
+            }
+            session.subscribe(2, NAMESPACE, "127.0.0.1", 1); // read after them all: its answer says they were read
+            assertEquals(Code.DRAINING, assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT))
+                    .code());
+            assertEquals(200, h.metrics.get("router_errors_total{code=internal_error}"), "every error counted");
+            assertEquals(1, lines.lines().stream().filter(l -> l.contains("event=router_error")).count(),
+                    String.join("\n", lines.lines()));
+            assertEquals(1, lines.lines().stream().filter(l -> l.contains("event=drain ")).count(),
+                    String.join("\n", lines.lines()));
+        }
     }
 
     @Test

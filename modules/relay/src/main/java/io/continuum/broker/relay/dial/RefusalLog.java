@@ -1,17 +1,16 @@
 package io.continuum.broker.relay.dial;
 
 import java.time.Duration;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
 import io.continuum.broker.event.Event;
 import io.continuum.broker.event.EventLog;
+import io.continuum.broker.event.LogWindows;
 import io.continuum.broker.event.Severity;
 import io.continuum.broker.protocol.Code;
 
 /**
- * Rate-limited warning log of refusals, per code (R-SEC 11).
+ * Rate-limited warning log of refusals, per code (R-SEC 11), on {@link LogWindows}.
  * <p>
  * Windows are fixed and per code: the first refusal of a code after its last window closed opens
  * a new 60 s window and is logged; further refusals of that code inside the window are only
@@ -28,16 +27,7 @@ public final class RefusalLog {
     static final int MAX_REASON_CHARS = 256;
 
     private final EventLog log;
-    private final LongSupplier nanoClock;
-    private final long windowNanos;
-    private final Map<Code, Window> windows = new EnumMap<>(Code.class);
-
-    /** Per-code window state, guarded by the RefusalLog's lock. */
-    private static final class Window {
-        boolean open;
-        long openedNanos;
-        long suppressed;
-    }
+    private final LogWindows<Code> windows;
 
     /**
      * The production log: {@link #LOGGER_NAME}, {@link System#nanoTime()}, the spec's window
@@ -56,11 +46,7 @@ public final class RefusalLog {
      */
     public RefusalLog(EventLog log, LongSupplier nanoClock, Duration window) {
         this.log = Objects.requireNonNull(log, "log");
-        this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
-        this.windowNanos = TargetResolver.positive(window, "window").toNanos();
-        for (Code c : Code.values()) {
-            windows.put(c, new Window());
-        }
+        this.windows = new LogWindows<>(nanoClock, TargetResolver.positive(window, "window"));
     }
 
     /**
@@ -73,18 +59,9 @@ public final class RefusalLog {
      */
     public boolean refused(long streamId, Code code, String reason) {
         Objects.requireNonNull(code, "code");
-        long suppressed;
-        synchronized (this) {
-            long now = nanoClock.getAsLong();
-            Window w = windows.get(code);
-            if (w.open && now - w.openedNanos < windowNanos) {
-                w.suppressed++;
-                return false;
-            }
-            suppressed = w.suppressed;
-            w.open = true;
-            w.openedNanos = now;
-            w.suppressed = 0;
+        long suppressed = windows.admit(code);
+        if (suppressed == LogWindows.SUPPRESS) {
+            return false;
         }
         String r = reason == null ? "" : reason;
         Event event = log.warn("stream_refused").field("code", code.wire()).field("stream_id", streamId)

@@ -92,8 +92,8 @@ public final class BusSession {
         this.writer = new SessionWriter(life);
         this.streams = new SessionStreams(life, writer, headers, dialer, config.timeouts(), metrics, registry);
         this.timers = new SessionTimers(life, writer);
-        this.drain = new Drain(config, life, writer, streams);
-        this.dispatch = new FrameDispatch(life, decoder, timers, streams, drain, metrics);
+        this.drain = new Drain(config, life, writer, streams, registry.routerFrameLog());
+        this.dispatch = new FrameDispatch(life, decoder, timers, streams, drain, metrics, registry.routerFrameLog());
         this.handshake = new Handshake(config, endpoint, connector, headers, life, writer, decoder, metrics,
                 dispatch::connectionClosed, drain::byGoAway);
         this.teardown = new Teardown(life, streams, headers, metrics);

@@ -37,6 +37,7 @@ final class Drain {
     private final SessionWriter writer;
     private final SessionStreams streams;
     private final Duration defaultDeadline;
+    private final RouterFrameLog routerFrameLog;
     /** Written under the life's lock, together with {@link #untilNanos} and the session's DRAINING state. */
     private volatile Phase phase = Phase.NONE;
     /** When the drain under way ends at the latest: the earlier of the router's and the shutdown's deadline. */
@@ -47,7 +48,9 @@ final class Drain {
     /** The router's graceful GOAWAY came (before or after welcome). */
     private volatile boolean routerGoingAway;
 
-    Drain(RelayConfig config, SessionLife life, SessionWriter writer, SessionStreams streams) {
+    Drain(RelayConfig config, SessionLife life, SessionWriter writer, SessionStreams streams,
+          RouterFrameLog routerFrameLog) {
+        this.routerFrameLog = routerFrameLog;
         this.defaultDeadline = config.drainDeadline();
         this.life = life;
         this.writer = writer;
@@ -78,8 +81,7 @@ final class Drain {
         } finally {
             life.lock().unlock();
         }
-        LOG.info("drain").field("reason", SessionLife.clip(d.reason())).field("deadline_ms", deadline.toMillis())
-                .field("open_streams", streams.size()).log();
+        routerFrameLog.drain(d.reason(), deadline.toMillis(), streams.size());
         if (started) {
             Thread.ofVirtual().name("session-drain").start(this::finish);
         }

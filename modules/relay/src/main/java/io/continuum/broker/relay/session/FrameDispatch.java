@@ -33,16 +33,18 @@ final class FrameDispatch {
     private final SessionStreams streams;
     private final Drain drain;
     private final RelayMetrics metrics;
+    private final RouterFrameLog routerFrameLog;
     private volatile SessionLimits limits;
 
     FrameDispatch(SessionLife life, FrameDecoder<Frame.RouterFrame> decoder, SessionTimers timers,
-                  SessionStreams streams, Drain drain, RelayMetrics metrics) {
+                  SessionStreams streams, Drain drain, RelayMetrics metrics, RouterFrameLog routerFrameLog) {
         this.life = life;
         this.decoder = decoder;
         this.timers = timers;
         this.streams = streams;
         this.drain = drain;
         this.metrics = metrics;
+        this.routerFrameLog = routerFrameLog;
     }
 
     void welcomed(SessionLimits negotiated) {
@@ -133,7 +135,7 @@ final class FrameDispatch {
                     life.end(AttemptResult.WELCOMED, EndReason.TERMINAL_ERROR, "terminal error " + err.code().wire());
                 } else {
                     metrics.ignoredFrame("error");
-                    LOG.warn("router_error").field("terminal", false).field("code", err.code().wire()).log();
+                    routerFrameLog.nonTerminalError(err.code());
                 }
             }
             case Frame.Unknown u -> {

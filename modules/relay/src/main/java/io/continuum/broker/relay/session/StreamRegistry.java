@@ -15,7 +15,7 @@ import io.continuum.broker.relay.dial.RefusalLog;
 
 /**
  * What the broker knows about its current session and streams, across sessions, for {@code /statusz}, the
- * {@code open_streams} gauge and the rate-limited refusal log. Thread-safe. Fed only from the session side: a
+ * {@code open_streams} gauge and the rate-limited logs (refusals, router frames). Thread-safe. Fed only from the session side: a
  * session's welcome and teardown, and its stream table ({@code SessionStreams}); a data stream never reaches it.
  */
 public final class StreamRegistry {
@@ -24,6 +24,7 @@ public final class StreamRegistry {
     private final Map<Long, DataStream> open = new ConcurrentHashMap<>();
     private final ArrayDeque<RelayStatus.Refusal> refusals = new ArrayDeque<>();
     private final RefusalLog refusalLog;
+    private final RouterFrameLog routerFrameLog = new RouterFrameLog(System::nanoTime);
     private volatile BusSession current;
 
     /**
@@ -33,6 +34,11 @@ public final class StreamRegistry {
      */
     public StreamRegistry(RefusalLog refusalLog) {
         this.refusalLog = Objects.requireNonNull(refusalLog, "refusalLog");
+    }
+
+    /** The rate-limited lines of router frames, shared by the broker's sessions. */
+    RouterFrameLog routerFrameLog() {
+        return routerFrameLog;
     }
 
     void sessionWelcomed(BusSession session) {
