@@ -85,6 +85,11 @@ final class DataStream implements StreamPumps.Closer {
         return state.get();
     }
 
+    /** The opener thread once {@link #start()} ran, else null (tests join it). */
+    Thread opener() {
+        return opener;
+    }
+
     PublisherKey key() {
         return key;
     }
@@ -180,14 +185,16 @@ final class DataStream implements StreamPumps.Closer {
      */
     private Socket dial() {
         DialResult result;
-        setDialing(true);
+        if (!startDialing()) {
+            return null; // unsubscribed or revoked before the dial began: no publisher connect at all
+        }
         try {
             result = context.dialer().dial(target);
         } catch (RuntimeException e) {
             LOG.warn("dial_failed").field("stream_id", streamId).cause(e).log();
             result = new DialResult.Refused(Code.INTERNAL_ERROR, "internal error");
         } finally {
-            setDialing(false);
+            endDialing();
         }
         return switch (result) {
             case DialResult.Cancelled c -> {
@@ -307,14 +314,29 @@ final class DataStream implements StreamPumps.Closer {
         return true;
     }
 
-    /** Marks the dial phase; leaving it clears an interrupt that raced with the dial's end. */
-    private void setDialing(boolean value) {
+    /**
+     * Enters the dial phase unless the stream was aborted already. Under the lock an abort takes to interrupt a
+     * dial, so an abort either comes first (no dial at all) or finds the dial under way and interrupts it.
+     */
+    private boolean startDialing() {
         interruptLock.lock();
         try {
-            dialing = value;
-            if (!value) {
-                Thread.interrupted();
+            if (state.get() != State.OPENING) {
+                return false;
             }
+            dialing = true;
+            return true;
+        } finally {
+            interruptLock.unlock();
+        }
+    }
+
+    /** Leaves the dial phase, clearing an interrupt that raced with the dial's end. */
+    private void endDialing() {
+        interruptLock.lock();
+        try {
+            dialing = false;
+            Thread.interrupted();
         } finally {
             interruptLock.unlock();
         }
