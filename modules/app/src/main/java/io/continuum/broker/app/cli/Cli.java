@@ -164,6 +164,11 @@ public final class Cli {
     }
 
     private int runBroker(Path configPath) {
+        // Handlers go in before anything else: a signal during start-up (a configuration, credential or CA file
+        // being read, the runtime being built) exits 0 at once instead of killing the JVM with 143 or waiting for
+        // a step that may never end; once the runtime runs, the first signal drains.
+        ShutdownSignals signals = shutdownWait == null ? ShutdownSignals.install() : null;
+        ShutdownWait wait = signals != null ? signals::awaitFirst : shutdownWait;
         BrokerConfig config;
         try {
             config = loader().load(configPath);
@@ -178,8 +183,6 @@ public final class Cli {
                     + (e.problems().size() == 1 ? " problem)" : " problems)")).log();
             return EXIT_INVALID;
         }
-        // Handlers go in before anything starts, so an early SIGTERM still drains instead of killing.
-        ShutdownWait wait = shutdownWait != null ? shutdownWait : ShutdownSignals.install()::awaitFirst;
         LoggingSetup.configure(config.logFormat(), config.logLevel(), err);
         String version = version();
         Event loaded = LOG.info("config_loaded").field("version", version).field("config", configPath.toString());
@@ -266,6 +269,9 @@ public final class Cli {
                 return EXIT_STARTUP;
             }
             LOG.info("runtime_started").log();
+            if (signals != null) {
+                signals.started();
+            }
             int signal = wait.await();
             LOG.info("shutdown_requested").field("signal", signal)
                     .field("drain_deadline", io.continuum.broker.app.config.Durations.format(config.drainDeadline())).log();
@@ -322,7 +328,7 @@ public final class Cli {
         }
 
         /**
-         * How to wait for shutdown (by default SIGTERM/SIGINT handlers, installed right after the
+         * How to wait for shutdown (by default SIGTERM/SIGINT handlers, installed before the
          * configuration loads).
          */
         public Builder shutdownWait(ShutdownWait wait) {

@@ -6,18 +6,25 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
 
+import io.continuum.broker.event.EventLog;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * SIGTERM and SIGINT handling (R-BEH-8, bus-protocol-v1.md section 4.6): the first signal releases
- * {@link #awaitFirst()} so the shell can drain; a second signal exits at once with status
+ * SIGTERM and SIGINT handling (R-BEH-8, bus-protocol-v1.md section 4.6), installed before anything else of the
+ * broker runs. During start-up (the configuration, credential and CA bundle loading, the observability server and
+ * the runtime being built) a signal exits 0 at once: nothing has started that could drain, and a start-up step
+ * may be blocked (a credential file that never delivers, say). Once {@link #started()} is called, the first signal
+ * releases {@link #awaitFirst()} so the shell can drain; a second signal exits at once with status
  * {@code 128 + signal number}.
  */
 public final class ShutdownSignals implements AutoCloseable {
     private final CountDownLatch first = new CountDownLatch(1);
     private final AtomicInteger received = new AtomicInteger();
+    private static final EventLog LOG = EventLog.of(ShutdownSignals.class);
+
     private final IntConsumer immediateExit;
+    private volatile boolean startingUp = true;
     private final List<Signal> signals = new ArrayList<>();
     private final List<SignalHandler> previous = new ArrayList<>();
 
@@ -37,7 +44,8 @@ public final class ShutdownSignals implements AutoCloseable {
     /**
      * Installs handlers for TERM and INT.
      *
-     * @param immediateExit called with {@code 128 + n} on the second signal
+     * @param immediateExit called with {@code 0} on a signal during start-up and with {@code 128 + n} on the second
+     *                      signal
      * @return the installed handlers
      */
     public static ShutdownSignals install(IntConsumer immediateExit) {
@@ -52,6 +60,11 @@ public final class ShutdownSignals implements AutoCloseable {
             }
         }
         return s;
+    }
+
+    /** Start-up is over (the runtime runs): from now on the first signal is a graceful shutdown. */
+    public void started() {
+        startingUp = false;
     }
 
     /**
@@ -73,6 +86,11 @@ public final class ShutdownSignals implements AutoCloseable {
      */
     void onSignal(String name, int number) {
         if (received.compareAndSet(0, number)) {
+            if (startingUp) {
+                LOG.info("shutdown_requested").field("signal", number).field("during", "start-up").log();
+                immediateExit.accept(0);
+                return;
+            }
             first.countDown();
         } else {
             immediateExit.accept(128 + number);

@@ -16,11 +16,21 @@ class ShutdownSignalsTest {
     void firstSignalReleasesTheWaitSecondExitsWith128PlusItsNumber() throws Exception {
         List<Integer> exits = new ArrayList<>();
         try (ShutdownSignals signals = ShutdownSignals.install(exits::add)) {
+            signals.started();
             signals.onSignal("TERM", 15);
             assertEquals(15, signals.awaitFirst());
             assertEquals(List.of(), exits);
             signals.onSignal("INT", 2);
             assertEquals(List.of(130), exits);
+        }
+    }
+
+    @Test
+    void aSignalDuringStartUpExitsZeroAtOnce() {
+        List<Integer> exits = new ArrayList<>();
+        try (ShutdownSignals signals = ShutdownSignals.install(exits::add)) {
+            signals.onSignal("TERM", 15); // the configuration, say, is still being read
+            assertEquals(List.of(0), exits);
         }
     }
 }
