@@ -131,8 +131,13 @@ public final class BusSession {
         streams.welcomed(l);
         dispatch.welcomed(l);
         timers.frameArrived();
-        if (!life.advance(State.AWAITING_WELCOME, State.WELCOMED)) {
-            return false;
+        life.lock().lock(); // one step with a shutdown's look at the state (Drain.byShutdown)
+        try {
+            if (!life.advance(State.AWAITING_WELCOME, State.WELCOMED)) {
+                return false;
+            }
+        } finally {
+            life.lock().unlock();
         }
         welcomedAtNanos = nanoClock.getAsLong();
         wasWelcomed = true;
@@ -168,6 +173,11 @@ public final class BusSession {
         if (!drain.byShutdown(deadline)) {
             handshake.abandon();
         }
+    }
+
+    /** Test seam: runs on the session's thread right after the handshake accepted {@code welcome}. */
+    void afterWelcomeRead(Runnable hook) {
+        life.afterWelcomeRead = hook;
     }
 
     /** Ends the session at once, without draining (a second signal, or the broker closing). */

@@ -47,6 +47,12 @@ final class Drain {
     private volatile boolean drainingPending;
     /** The router's graceful GOAWAY came (before or after welcome). */
     private volatile boolean routerGoingAway;
+    /** A shutdown that came after welcome was read, before the session counted it: started by afterWelcome. */
+    private volatile PendingShutdown shutdownAfterWelcomeRead;
+
+    /** A shutdown's {@code drain_deadline} and the moment (System.nanoTime) it ends. */
+    private record PendingShutdown(Duration deadline, long untilNanos) {
+    }
 
     Drain(RelayConfig config, SessionLife life, SessionWriter writer, SessionStreams streams,
           RouterFrameLog routerFrameLog) {
@@ -113,8 +119,15 @@ final class Drain {
         }
     }
 
-    /** The session was just welcomed: a GOAWAY that came while it waited for welcome starts the drain now. */
+    /**
+     * The session was just welcomed: a shutdown that came once its welcome was read, or a GOAWAY that came while
+     * it waited for welcome, starts the drain now.
+     */
     void afterWelcome() {
+        PendingShutdown pending = shutdownAfterWelcomeRead;
+        if (pending != null) {
+            byShutdown(pending.deadline(), pending.untilNanos());
+        }
         if (routerGoingAway) {
             byGoAway();
         }
@@ -132,7 +145,10 @@ final class Drain {
      * @return false when there is no welcomed session to drain: the caller abandons the attempt
      */
     boolean byShutdown(Duration deadline) {
-        long until = System.nanoTime() + SessionLife.saturatedNanos(deadline);
+        return byShutdown(deadline, System.nanoTime() + SessionLife.saturatedNanos(deadline));
+    }
+
+    private boolean byShutdown(Duration deadline, long until) {
         boolean startFinisher;
         life.lock().lock();
         try {
@@ -148,8 +164,13 @@ final class Drain {
                 if (until - untilNanos < 0) {
                     untilNanos = until;
                 }
+            } else if (life.abandonBeforeWelcomeLocked()) {
+                return false; // no welcome read yet: the caller abandons the attempt
             } else {
-                return false;
+                // welcome was read and the session is about to count as welcomed: the router takes it for welcomed,
+                // so it gets draining as any welcomed session does, right after the session counts it (afterWelcome)
+                shutdownAfterWelcomeRead = new PendingShutdown(deadline, until);
+                return true;
             }
             phase = Phase.SHUTDOWN;
             drainingPending = true;

@@ -202,6 +202,9 @@ final class Handshake {
                             return failed(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR,
                                     "welcome names version " + w.protocolVersion() + ", not offered");
                         }
+                        if (!life.welcomeRead()) {
+                            return ENDED; // a shutdown abandoned the attempt before this welcome was read
+                        }
                         return new Welcomed(s, w, List.copyOf(frames.subList(i + 1, frames.size())), malformed);
                     }
                     default -> {

@@ -38,6 +38,12 @@ final class SessionLife {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private volatile BusConnection connection;
+    /** The handshake accepted a {@code welcome}; guarded by {@link #lock}. */
+    private boolean welcomeRead;
+    /** A shutdown abandoned the attempt before any {@code welcome} was accepted; guarded by {@link #lock}. */
+    private boolean abandonedBeforeWelcome;
+    /** Test seam: runs on the session's thread right after a {@code welcome} was accepted. */
+    volatile Runnable afterWelcomeRead;
 
     State state() {
         return state.get();
@@ -96,6 +102,42 @@ final class SessionLife {
 
     void connection(BusConnection c) {
         connection = c;
+    }
+
+    /**
+     * The handshake accepted a {@code welcome}: from now on a shutdown drains the session (sends {@code draining})
+     * once it counts as welcomed, instead of abandoning it. One decision with {@link #abandonBeforeWelcomeLocked}.
+     *
+     * @return false when a shutdown abandoned the attempt first
+     */
+    boolean welcomeRead() {
+        lock.lock();
+        try {
+            if (abandonedBeforeWelcome) {
+                return false;
+            }
+            welcomeRead = true;
+        } finally {
+            lock.unlock();
+        }
+        Runnable hook = afterWelcomeRead;
+        if (hook != null) {
+            hook.run();
+        }
+        return true;
+    }
+
+    /**
+     * Lock held: a shutdown before welcome. Abandons the attempt unless a {@code welcome} was accepted already.
+     *
+     * @return false when a welcome was accepted: the session is about to count as welcomed, and is drained then
+     */
+    boolean abandonBeforeWelcomeLocked() {
+        if (welcomeRead) {
+            return false;
+        }
+        abandonedBeforeWelcome = true;
+        return true;
     }
 
     /** Guards the jobs' own state that must change together with the session's (drain deadline, connecting thread). */
