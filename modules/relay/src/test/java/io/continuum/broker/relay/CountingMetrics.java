@@ -27,6 +27,10 @@ public final class CountingMetrics implements RelayMetrics {
         return v == null ? 0 : v.get();
     }
 
+    /**
+     * @return whether a session is welcomed now: from its {@code welcomed} attempt to its end, as the broker's own
+     *         {@code EventBroker.connected()}, which the app's {@code session_connected} gauge reads
+     */
     public boolean connected() {
         return connected;
     }
@@ -38,17 +42,17 @@ public final class CountingMetrics implements RelayMetrics {
     @Override
     public void sessionAttempt(AttemptResult result) {
         add("session_attempts_total{result=" + result.label() + "}", 1);
+        if (result == AttemptResult.WELCOMED) {
+            connected = true;
+        }
     }
 
     @Override
     public void sessionEnded(EndReason reason) {
+        connected = false;
         add("session_ends_total{reason=" + reason.wire() + "}", 1);
     }
 
-    @Override
-    public void sessionConnected(boolean value) {
-        connected = value;
-    }
 
     @Override
     public void reconnect() {
@@ -71,9 +75,13 @@ public final class CountingMetrics implements RelayMetrics {
         add("refusals_total{code=" + code.wire() + "}", 1);
     }
 
+    /** As the app's metrics: a {@code buffer_overflow} close also counts {@code overflow_closes_total}. */
     @Override
     public void streamClosed(Code code) {
         add("stream_closes_total{code=" + code.wire() + "}", 1);
+        if (code == Code.BUFFER_OVERFLOW) {
+            add("overflow_closes_total", 1);
+        }
     }
 
     @Override
@@ -82,13 +90,8 @@ public final class CountingMetrics implements RelayMetrics {
     }
 
     @Override
-    public void overflowClose() {
-        add("overflow_closes_total", 1);
-    }
-
-    @Override
-    public void ignoredFrame(String type) {
-        add("ignored_frames_total{type=" + type + "}", 1);
+    public void unknownFrame() {
+        add("unknown_frames_total", 1);
     }
 
     @Override

@@ -70,6 +70,7 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
     private final Map<Code, Counter> streamCloses = new EnumMap<>(Code.class);
     private final Counter overflowCloses;
     private final Counter nearBudgetStreams;
+    private final Counter unknownFrames;
     private final Map<Direction, Counter> relayedBytes = new EnumMap<>(Direction.class);
     private final Map<RestartReason, Counter> watchRestarts = new EnumMap<>(RestartReason.class);
     private final Map<SkipReason, Counter> skipped = new EnumMap<>(SkipReason.class);
@@ -115,11 +116,13 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
         }
         overflowCloses = counter("overflow_closes", "Data streams closed by buffer overflow", null, null);
         gauge("open_streams", "Open data streams", () -> openStreams.get().getAsLong());
-        // Two additions beyond the R-MET table: buffer occupancy before anything overflows.
+        // Additions beyond the R-MET table: buffer occupancy before anything overflows, and router frames ignored.
         gauge("buffered_bytes", "Bytes queued toward the router across the session's data streams, 64 bytes of"
               + " overhead per chunk included (R-BUF 2-3: at most 64 MiB)", () -> bufferedBytes.get().getAsLong());
         nearBudgetStreams = counter("stream_buffer_near_budget", "Data streams whose queue toward the router reached"
                 + " 80 % of the per-stream budget (counted once per stream)", null, null);
+        unknownFrames = counter("unknown_frames", "Router frames of a type this broker does not know, ignored",
+                null, null);
         for (Direction d : Direction.values()) {
             relayedBytes.put(d, counter("relayed_bytes", "Bytes relayed by direction (bytes dropped by an overflow"
                     + " are not counted)", "direction", d.label()));
@@ -256,6 +259,11 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
     @Override
     public void streamNearBudget() {
         nearBudgetStreams.increment();
+    }
+
+    @Override
+    public void unknownFrame() {
+        unknownFrames.increment();
     }
 
     @Override

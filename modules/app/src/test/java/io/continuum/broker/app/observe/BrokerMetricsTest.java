@@ -67,6 +67,7 @@ class BrokerMetricsTest {
             // additions beyond the R-MET table (buffer occupancy, docs/operations.md)
             Map.entry(P + "buffered_bytes", Map.of()),
             Map.entry(P + "stream_buffer_near_budget_total", Map.of()),
+            Map.entry(P + "unknown_frames_total", Map.of()),
             Map.entry(P + "relayed_bytes_total",
                       Map.of("direction", Set.of("upstream_to_router", "router_to_upstream"))),
             Map.entry(P + "metadata_synced", Map.of()),

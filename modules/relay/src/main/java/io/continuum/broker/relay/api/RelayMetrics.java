@@ -101,14 +101,6 @@ public interface RelayMetrics {
     default void sessionEnded(EndReason reason) {
     }
 
-    /**
-     * {@code session_connected}: 1 while a session is welcomed.
-     *
-     * @param connected whether a session is welcomed now
-     */
-    default void sessionConnected(boolean connected) {
-    }
-
     /** An attempt after the first one of the process started. */
     default void reconnect() {
     }
@@ -179,10 +171,6 @@ public interface RelayMetrics {
     default void streamClosed(Code code) {
     }
 
-    /** A stream was closed because its buffer budget overflowed. */
-    default void overflowClose() {
-    }
-
     /**
      * A data stream's queue toward the router reached {@value #NEAR_BUDGET_PERCENT} % of its per-stream budget
      * for the first time (R-BUF 1; called at most once per stream). An addition beyond R-MET: it shows how close
@@ -204,10 +192,10 @@ public interface RelayMetrics {
     }
 
     /**
-     * A non-terminal {@code error} frame, or one of unknown type, arrived.
-     *
-     * @param type frame type (bounded: {@code error} or {@code unknown})
+     * {@code unknown_frames_total}: a router frame of a type this broker does not know arrived and was ignored
+     * (bus-protocol-v1.md section 3; a newer router, say). A non-terminal {@code error} is counted by
+     * {@link #routerError} alone.
      */
-    default void ignoredFrame(String type) {
+    default void unknownFrame() {
     }
 }

@@ -143,7 +143,6 @@ public final class BusSession {
         wasWelcomed = true;
         metrics.sessionAttempt(AttemptResult.WELCOMED);
         metrics.busConnected(handshake.elapsed());
-        metrics.sessionConnected(true);
         registry.sessionWelcomed(this);
         LOG.info("session_welcomed").field("session_id", w.sessionId()).field("heartbeat_ms",
                 l.heartbeatInterval().toMillis()).field("idle_timeout_ms", l.idleTimeout().toMillis())

@@ -382,9 +382,6 @@ final class DataStream implements StreamPumps.Closer {
         }
         closeSocket();
         if (code != null) {
-            if (code == Code.BUFFER_OVERFLOW) {
-                context.metrics().overflowClose();
-            }
             LOG.info("stream_closed").field("stream_id", streamId).field("code", code.wire())
                     .field("bytes_to_router", bytesToRouter()).field("bytes_to_publisher", bytesToPublisher()).log();
         }

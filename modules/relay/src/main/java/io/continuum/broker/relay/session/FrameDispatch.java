@@ -134,12 +134,11 @@ final class FrameDispatch {
                     LOG.warn("router_error").field("terminal", true).field("code", err.code().wire()).log();
                     life.end(AttemptResult.WELCOMED, EndReason.TERMINAL_ERROR, "terminal error " + err.code().wire());
                 } else {
-                    metrics.ignoredFrame("error");
                     routerFrameLog.nonTerminalError(err.code());
                 }
             }
             case Frame.Unknown u -> {
-                metrics.ignoredFrame("unknown");
+                metrics.unknownFrame();
                 LOG.debug("unknown_frame").field("type", u.type()).log();
             }
             case Frame.Welcome w -> life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, "second welcome");

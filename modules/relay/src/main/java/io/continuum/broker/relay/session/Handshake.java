@@ -191,7 +191,7 @@ final class Handshake {
             for (int i = 0; i < frames.size(); i++) {
                 Frame f = frames.get(i);
                 switch (f) {
-                    case Frame.Unknown u -> metrics.ignoredFrame("unknown");
+                    case Frame.Unknown u -> metrics.unknownFrame();
                     case Frame.ErrorFrame err -> {
                         metrics.routerError(err.code(), err.terminal());
                         return failed(AttemptResult.REFUSED, EndReason.REFUSED,

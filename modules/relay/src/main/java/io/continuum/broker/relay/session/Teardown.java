@@ -53,11 +53,9 @@ final class Teardown {
             c.close();
         }
         // By what happened, not by the end's label: a shutdown racing a welcome may label a welcomed session's
-        // end as a failed attempt, and that attempt was already counted (welcomed) and marked connected.
+        // end as a failed attempt, and that attempt was already counted (welcomed).
         if (!wasWelcomed) {
             metrics.sessionAttempt(e.result());
-        } else {
-            metrics.sessionConnected(false);
         }
         metrics.sessionEnded(e.reason());
         leaveStatus.run();
