@@ -24,6 +24,7 @@ module io.continuum.broker.testing {
     // The JUnit extensions (leaks, secrets) are used by tests only; demo code never loads them.
     requires static org.junit.jupiter.api;
 
+    exports io.continuum.broker.testing.await;
     exports io.continuum.broker.testing.pki;
     exports io.continuum.broker.testing.kube;
     exports io.continuum.broker.testing.router;

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
-import static io.continuum.broker.relay.BrokerHarness.await;
+import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -2,7 +2,7 @@ package io.continuum.broker.relay;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
-import static io.continuum.broker.relay.BrokerHarness.await;
+import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

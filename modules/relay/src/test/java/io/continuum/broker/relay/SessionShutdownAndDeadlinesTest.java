@@ -27,7 +27,7 @@ import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
-import static io.continuum.broker.relay.BrokerHarness.await;
+import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

@@ -1,5 +1,6 @@
 package io.continuum.broker.relay;
 
+import io.continuum.broker.testing.await.Poll;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -163,7 +164,7 @@ class TlsFailuresTest {
                     l -> "reconnect_scheduled".equals(Logfmt.parse(l).get("event")), BrokerHarness.WAIT));
             assertEquals(String.valueOf(BACKOFF.toMillis()), scheduled.get("delay_ms"), scheduled.toString());
             assertEquals("connect_failed", scheduled.get("after"), scheduled.toString());
-            BrokerHarness.await(() -> metrics.get("session_attempts_total{result=failed}") >= ATTEMPTS - 1
+            Poll.await(() -> metrics.get("session_attempts_total{result=failed}") >= ATTEMPTS - 1
                     && metrics.get("session_ends_total{reason=connect_failed}") >= ATTEMPTS - 1, "failures counted");
             assertEquals(0, metrics.get("session_attempts_total{result=welcomed}"));
             assertEquals(0, metrics.get("session_attempts_total{result=refused}"));

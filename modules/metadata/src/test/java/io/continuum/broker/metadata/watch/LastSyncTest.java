@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 
 import io.continuum.broker.metadata.CountingMetrics;
 import io.continuum.broker.metadata.MetadataMetrics;
@@ -21,6 +20,7 @@ import io.kubernetes.client.util.Config;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -112,16 +112,6 @@ class LastSyncTest {
 
     private static Instant at(long millis) {
         return Instant.ofEpochMilli(millis);
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting: " + what);
-            }
-            Thread.sleep(5);
-        }
     }
 
     /** A clock the test sets. */

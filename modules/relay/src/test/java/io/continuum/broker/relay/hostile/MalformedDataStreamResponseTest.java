@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
-import static io.continuum.broker.relay.BrokerHarness.await;
+import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

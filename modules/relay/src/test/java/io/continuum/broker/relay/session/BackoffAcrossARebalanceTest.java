@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import io.continuum.broker.relay.api.Credential;
 
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
-import static io.continuum.broker.relay.BrokerHarness.await;
+import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**

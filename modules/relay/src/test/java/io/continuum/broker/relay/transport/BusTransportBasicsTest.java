@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 
@@ -73,7 +74,7 @@ class BusTransportBasicsTest {
             assertEquals(size, routerRead.get());
             routerWrite.get();
             assertThrows(StreamClosedException.class, () -> stream.write(ByteBuffer.wrap(new byte[1])));
-            TransportFixture.eventually(() -> TransportFixture.probe(connection).streamsInUse() == 0, WAIT,
+            Poll.await(() -> TransportFixture.probe(connection).streamsInUse() == 0, WAIT,
                     "slot released");
         }
     }

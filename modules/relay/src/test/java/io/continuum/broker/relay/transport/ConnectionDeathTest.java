@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -114,9 +115,9 @@ class ConnectionDeathTest {
             assertEquals(1, closeEvents.get(), "onClose fires exactly once");
             assertFalse(connection.isOpen());
             assertThrows(ConnectionLostException.class, () -> connection.open(dataStream(9), WAIT));
-            TransportFixture.eventually(() -> transportThreads() <= before, WAIT,
+            Poll.await(() -> transportThreads() <= before, WAIT,
                     "transport threads ended");
-            TransportFixture.eventually(() -> openSockets() <= socketsBefore, WAIT,
+            Poll.await(() -> openSockets() <= socketsBefore, WAIT,
                     "the connection's sockets closed (" + socketsBefore + " before)");
         }
     }
@@ -179,7 +180,7 @@ class ConnectionDeathTest {
                     writing.write(ByteBuffer.wrap(new byte[65_536]));
                 }
             });
-            TransportFixture.eventually(() -> inSocketWrite(writerThread.get()), WAIT,
+            Poll.await(() -> inSocketWrite(writerThread.get()), WAIT,
                     "the DATA writer is blocked inside the socket write");
             Future<Throwable> release = blocked(threads, () -> releasing.release(1000)); // WINDOW_UPDATE: no window
             Future<Throwable> end = blocked(threads, releasing::endRequest);

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -47,12 +48,12 @@ class ConnectionRulesTest {
             assertEquals(5, probe(connection).peerMaxConcurrentStreams());
             BusStream stream = open(connection, wire);
             CompletableFuture<Void> writer = writing(stream, 5000);
-            TransportFixture.eventually(() -> wire.dataReceived(STREAM) == 1000, WAIT, "the first 1,000 bytes");
+            Poll.await(() -> wire.dataReceived(STREAM) == 1000, WAIT, "the first 1,000 bytes");
             assertTrue(probe(connection).ping(WAIT));
             assertEquals(1000, wire.dataReceived(STREAM), "the new initial window, no more");
             wire.sendWindowUpdate(STREAM, 4000);
             writer.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            TransportFixture.eventually(() -> wire.dataReceived(STREAM) == 5000, WAIT, "the rest");
+            Poll.await(() -> wire.dataReceived(STREAM) == 5000, WAIT, "the rest");
             assertTrue(connection.isOpen());
         }
     }
@@ -73,7 +74,7 @@ class ConnectionRulesTest {
             assertTrue(probe(connection).ping(WAIT));
             assertEquals(65_535, wire.dataReceived(STREAM), "a window of 0 lets nothing through");
             wire.sendWindowUpdate(STREAM, 500);
-            TransportFixture.eventually(() -> wire.dataReceived(STREAM) == 66_035, WAIT, "the 500 granted");
+            Poll.await(() -> wire.dataReceived(STREAM) == 66_035, WAIT, "the 500 granted");
             assertTrue(probe(connection).ping(WAIT));
             assertEquals(66_035, wire.dataReceived(STREAM), "exactly the 500 granted");
             wire.sendWindowUpdate(STREAM, 100);
@@ -97,7 +98,7 @@ class ConnectionRulesTest {
             assertThrows(TransportException.class, () -> stream.write(ByteBuffer.wrap(new byte[1])));
             assertTrue(connection.isOpen(), "a stream error: the connection goes on");
             other.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
-            TransportFixture.eventually(() -> wire.dataReceived(3) == 3, WAIT, "the other stream still writes");
+            Poll.await(() -> wire.dataReceived(3) == 3, WAIT, "the other stream still writes");
         }
     }
 

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -124,7 +125,7 @@ class GracefulGoAwayTest {
                 }
             });
             ConnectionProbe probe = TransportFixture.probe(connection);
-            TransportFixture.eventually(() -> probe.slotWaiters() == 1, WAIT, "the second open waits for the slot");
+            Poll.await(() -> probe.slotWaiters() == 1, WAIT, "the second open waits for the slot");
 
             wire.sendGoAway(1, 0x0);
 

@@ -6,6 +6,7 @@ import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -68,7 +69,7 @@ class ResetRacingDataWriteTest {
                     // the connection closes at the end of the test
                 }
             });
-            TransportFixture.eventually(() -> wire.dataReceived((int) other.id()) == WINDOW, WAIT,
+            Poll.await(() -> wire.dataReceived((int) other.id()) == WINDOW, WAIT,
                     "the other stream sent the whole connection window: " + wire.dataReceived((int) other.id()));
             assertTrue(full.join(WAIT));
         }

@@ -8,6 +8,7 @@ import static io.continuum.broker.relay.transport.TransportFixture.readAllVerifi
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -81,7 +82,7 @@ class ScaleAndThroughputTest {
                     Duration.ofNanos(longestWaitNanos.get()).toMillis(), maxInUse.get());
             assertTrue(maxInUse.get() <= 100, "never more streams than the local cap, below the peer's limit");
             assertTrue(connection.isOpen());
-            TransportFixture.eventually(() -> h.streamsInUse() == 0, WAIT, "all slots released");
+            Poll.await(() -> h.streamsInUse() == 0, WAIT, "all slots released");
             assertEquals(0, h.streamsTracked(), "the connection remembers no finished stream");
         }
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +61,7 @@ class StreamIsolationTest {
             // and it resumes once the router grants its window
             wire.sendWindowUpdate(withheldId, PER_STREAM);
             assertTrue(blocked.join(WAIT), "the withheld stream resumes when its window is granted");
-            TransportFixture.eventually(() -> wire.dataReceived(withheldId) == PER_STREAM, WAIT,
+            Poll.await(() -> wire.dataReceived(withheldId) == PER_STREAM, WAIT,
                     "all of the withheld stream's bytes arrive");
         }
     }
@@ -75,7 +76,7 @@ class StreamIsolationTest {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream withheld = connection.open(dataStream(1), WAIT);
             Thread blocked = writer(withheld, PER_STREAM);
-            TransportFixture.eventually(() -> wire.dataReceived((int) withheld.id()) == INITIAL_WINDOW, WAIT,
+            Poll.await(() -> wire.dataReceived((int) withheld.id()) == INITIAL_WINDOW, WAIT,
                     "the withheld stream used the whole connection window");
             BusStream other = connection.open(dataStream(2), WAIT);
             wire.sendWindowUpdate((int) other.id(), PER_STREAM); // the other stream has window, the connection none

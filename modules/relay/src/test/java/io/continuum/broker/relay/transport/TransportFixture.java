@@ -8,12 +8,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
+
+import static io.continuum.broker.testing.await.Poll.await;
 
 /** Shared set-up for transport tests: one ephemeral PKI per JVM, endpoints, payload patterns. */
 final class TransportFixture {
@@ -96,19 +96,6 @@ final class TransportFixture {
         return position;
     }
 
-    /**
-     * Waits for a condition that has no notification to wait on (thread exit, socket state), bounded.
-     */
-    static void eventually(BooleanSupplier condition, Duration timeout, String what) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within " + timeout + ": " + what);
-            }
-            LockSupport.parkNanos(10_000_000L);
-        }
-    }
-
     /** An {@code open()} on its own virtual thread, seen parked while it waits for a stream slot. */
     record WaitingOpen(Thread thread, CompletableFuture<BusStream> stream) {
         BusStream get() throws Exception {
@@ -126,7 +113,7 @@ final class TransportFixture {
                 opened.completeExceptionally(e);
             }
         });
-        eventually(() -> waiter.getState() == Thread.State.WAITING
+        await(() -> waiter.getState() == Thread.State.WAITING
                 || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, what);
         return new WaitingOpen(waiter, opened);
     }

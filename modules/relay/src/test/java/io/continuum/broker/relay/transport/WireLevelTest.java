@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -109,7 +110,7 @@ class WireLevelTest {
             boolean settingsChanged = false;
             while (wire.dataReceived(1) < total) {
                 long allowed = Math.min(streamGranted, connectionGranted);
-                TransportFixture.eventually(() -> wire.dataReceived(1) >= Math.min(allowed, total), WAIT,
+                Poll.await(() -> wire.dataReceived(1) >= Math.min(allowed, total), WAIT,
                         "client sends up to the window");
                 assertTrue(h.ping(WAIT));
                 assertEquals(Math.min(allowed, total), wire.dataReceived(1), "exactly the granted window, no more");
@@ -153,16 +154,16 @@ class WireLevelTest {
             second.endRequest();
             wire.sendStatus200(3, true); // stream id 3 is the second stream
             assertEquals(200, second.awaitResponseHead(WAIT).status());
-            TransportFixture.eventually(() -> h.streamsInUse() == 1, WAIT, "slot of the finished stream released");
+            Poll.await(() -> h.streamsInUse() == 1, WAIT, "slot of the finished stream released");
             assertNotNull(connection.open(dataStream(4), WAIT));
             // a peer reset frees one
             wire.sendReset(5, 0x8);
-            TransportFixture.eventually(() -> h.streamsInUse() == 1, WAIT, "slot of the reset stream released");
+            Poll.await(() -> h.streamsInUse() == 1, WAIT, "slot of the reset stream released");
             // and a connection death wakes a waiter at once
             assertNotNull(connection.open(dataStream(5), WAIT));
             Thread waiter = Thread.ofVirtual().start(() -> assertThrows(ConnectionLostException.class,
                     () -> connection.open(dataStream(6), Duration.ofMinutes(5))));
-            TransportFixture.eventually(() -> waiter.getState() == Thread.State.WAITING
+            Poll.await(() -> waiter.getState() == Thread.State.WAITING
                     || waiter.getState() == Thread.State.TIMED_WAITING, WAIT, "waiter parked");
             wire.close();
             assertTrue(waiter.join(WAIT), "slot waiter woken by connection loss");
