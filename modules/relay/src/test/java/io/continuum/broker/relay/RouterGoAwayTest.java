@@ -35,18 +35,14 @@ class RouterGoAwayTest {
     void openStreamsRunOnNewSubscribesAreRefusedDrainingAndTheSessionEndsRouterClosed() throws Exception {
         try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
-             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY)
-                     .sendSessionHead()) {
+             Opened opened = Opened.stream5(raw, publisher)) {
             CountingMetrics metrics = raw.metrics();
-            Target target = new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port());
-            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")),
-                    FrameCodec.encode(new Frame.Subscribe(5, target)));
-            int data = session.answerNextDataStream(WAIT);
-            Socket upstream = publisher.awaitConnection();
-            session.await(Frame.StreamOpened.class, f -> f.streamId() == 5, WAIT);
+            RawBusRouter session = opened.session();
+            int data = opened.data();
+            Socket upstream = opened.upstream();
 
             session.wire().sendGoAway(data, 0x0);
-            session.send(new Frame.Subscribe(6, target)); // read by the broker behind the GOAWAY
+            session.send(new Frame.Subscribe(6, opened.target())); // read by the broker behind the GOAWAY
 
             Frame.StreamRefused refused = session.await(Frame.StreamRefused.class, f -> f.streamId() == 6, WAIT);
             assertEquals(Code.DRAINING, refused.code());
@@ -85,13 +81,9 @@ class RouterGoAwayTest {
     void aStreamAboveTheLastStreamIdIsClosedDraining() throws Exception {
         try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
-             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY)
-                     .sendSessionHead()) {
-            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")), FrameCodec.encode(
-                    new Frame.Subscribe(5, new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
-            session.answerNextDataStream(WAIT);
-            Socket upstream = publisher.awaitConnection();
-            session.await(Frame.StreamOpened.class, f -> f.streamId() == 5, WAIT);
+             Opened opened = Opened.stream5(raw, publisher)) {
+            RawBusRouter session = opened.session();
+            Socket upstream = opened.upstream();
 
             session.wire().sendGoAway(RawBusRouter.SESSION_STREAM, 0x0); // only the session stream was processed
 
@@ -109,19 +101,31 @@ class RouterGoAwayTest {
     void aGoAwayWithAnErrorCodeEndsTheSessionAtOnce() throws Exception {
         try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
-             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY)
-                     .sendSessionHead()) {
-            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")), FrameCodec.encode(
-                    new Frame.Subscribe(5, new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()))));
+             Opened opened = Opened.stream5(raw, publisher)) {
+            opened.session().wire().sendGoAway(opened.data(), 0x2); // INTERNAL_ERROR
+
+            assertEquals(-1, opened.upstream().getInputStream().read(), "the publisher socket closes with the session");
+            raw.peer().accept(WAIT);
+            await(() -> raw.metrics().get("session_ends_total{reason=connection_lost}") == 1, "connection_lost");
+        }
+    }
+
+    /** A raw router's session, welcomed, with bus stream 5 open to the publisher end to end. */
+    private record Opened(RawBusRouter session, Target target, int data, Socket upstream) implements AutoCloseable {
+        static Opened stream5(BrokerHarness.RawPeerBroker raw, BrokerHarness.Publisher publisher) throws Exception {
+            RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
+            Target target = new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port());
+            session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")),
+                    FrameCodec.encode(new Frame.Subscribe(5, target)));
             int data = session.answerNextDataStream(WAIT);
             Socket upstream = publisher.awaitConnection();
             session.await(Frame.StreamOpened.class, f -> f.streamId() == 5, WAIT);
+            return new Opened(session, target, data, upstream);
+        }
 
-            session.wire().sendGoAway(data, 0x2); // INTERNAL_ERROR
-
-            assertEquals(-1, upstream.getInputStream().read(), "the publisher socket closes with the session");
-            raw.peer().accept(WAIT);
-            await(() -> raw.metrics().get("session_ends_total{reason=connection_lost}") == 1, "connection_lost");
+        @Override
+        public void close() {
+            session.close();
         }
     }
 }
