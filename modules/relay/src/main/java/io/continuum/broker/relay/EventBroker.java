@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
+import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.api.RelayStatus;
@@ -13,8 +14,10 @@ import io.continuum.broker.relay.api.SessionState;
 import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.relay.session.SessionLoop;
 import io.continuum.broker.relay.session.StreamRegistry;
+import io.continuum.broker.relay.session.TargetDialer;
 import io.continuum.broker.relay.dial.AddressFilter;
 import io.continuum.broker.relay.dial.Connector;
+import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.NameResolver;
 import io.continuum.broker.relay.dial.RefusalLog;
 import io.continuum.broker.relay.dial.SocketSettings;
@@ -50,11 +53,8 @@ public final class EventBroker implements AutoCloseable {
         // One dialer (and its bound on concurrent dials) for the broker: at most one session runs at a time.
         UpstreamDialer dialer = new UpstreamDialer(filter, config.upstreamConnectTimeout(), t.upstreamConnectTotal(),
                 t.maxConcurrentDials(), SocketSettings.DEFAULTS, upstreamConnector);
-        // The dial reports "connected or not"; the relay's metrics name the two results.
-        TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer,
-                (connected, elapsed) -> metrics.publisherDialed(
-                        connected ? RelayMetrics.DialResult.CONNECTED : RelayMetrics.DialResult.FAILED, elapsed));
-        this.loop = new SessionLoop(config, view, connector, check::checkAndConnect, metrics, registry, random,
+        TargetCheck check = new TargetCheck(new HashSet<>(config.dynamoNamespaces()), view, resolver, dialer);
+        this.loop = new SessionLoop(config, view, connector, measured(check, metrics), metrics, registry, random,
                 System::nanoTime, RelayInfo.agent());
     }
 
@@ -179,6 +179,29 @@ public final class EventBroker implements AutoCloseable {
             case BACKING_OFF -> SessionState.BACKOFF;
             case STOPPED -> SessionState.IDLE;
             case CONNECTING, SESSION -> SessionState.CONNECTING;
+        };
+    }
+
+    /**
+     * The checks and the dial, timed for {@code publisher_dial_duration_seconds}: from the start of the checks to
+     * the connected socket ({@code connected}) or to {@code upstream_connect_failed} (resolution or every connect
+     * attempt failed: {@code failed}). A target refused by a check, or a cancelled dial, is not a dial.
+     */
+    private static TargetDialer measured(TargetCheck check, RelayMetrics metrics) {
+        return target -> {
+            long started = System.nanoTime();
+            DialResult result = check.checkAndConnect(target);
+            switch (result) {
+                case DialResult.Connected c -> metrics.publisherDialed(RelayMetrics.DialOutcome.CONNECTED,
+                        Duration.ofNanos(System.nanoTime() - started));
+                case DialResult.Refused r when r.code() == Code.UPSTREAM_CONNECT_FAILED ->
+                        metrics.publisherDialed(RelayMetrics.DialOutcome.FAILED,
+                                Duration.ofNanos(System.nanoTime() - started));
+                default -> {
+                    // refused by a check before dialing, or cancelled: not a dial
+                }
+            }
+            return result;
         };
     }
 }

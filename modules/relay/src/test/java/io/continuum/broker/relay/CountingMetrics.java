@@ -108,7 +108,7 @@ public final class CountingMetrics implements RelayMetrics {
     }
 
     @Override
-    public void publisherDialed(DialResult dial, Duration elapsed) {
+    public void publisherDialed(DialOutcome dial, Duration elapsed) {
         String result = dial.label();
         add("publisher_dial_duration_seconds_count{result=" + result + "}", 1);
         add("publisher_dial_duration_nanos_sum{result=" + result + "}", elapsed.toNanos());

@@ -76,7 +76,7 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
     private final Map<SkipReason, Counter> skipped = new EnumMap<>(SkipReason.class);
     private final Map<Code, Counter> routerErrors = new EnumMap<>(Code.class);
     private final Timer subscribeOpen;
-    private final Map<DialResult, Timer> publisherDials = new EnumMap<>(DialResult.class);
+    private final Map<DialOutcome, Timer> publisherDials = new EnumMap<>(DialOutcome.class);
     private final Timer busConnect;
     private final Timer metadataList;
     private final List<AutoCloseable> binders = new ArrayList<>();
@@ -148,7 +148,7 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
         }
         subscribeOpen = timer("subscribe_open_duration", "Seconds from a subscribe to its stream_opened",
                               SUBSCRIBE_OPEN_BUCKETS, null, null);
-        for (DialResult r : DialResult.values()) {
+        for (DialOutcome r : DialOutcome.values()) {
             publisherDials.put(r, timer("publisher_dial_duration", "Seconds to check, resolve and connect to a"
                     + " publisher, by result (targets refused by a check are not dials)", PUBLISHER_DIAL_BUCKETS,
                     "result", r.label()));
@@ -294,7 +294,7 @@ public final class BrokerMetrics implements RelayMetrics, MetadataMetrics, AutoC
     }
 
     @Override
-    public void publisherDialed(DialResult result, Duration elapsed) {
+    public void publisherDialed(DialOutcome result, Duration elapsed) {
         publisherDials.get(result).record(nonNegative(elapsed));
     }
 

@@ -4,7 +4,7 @@ import io.continuum.broker.metadata.RestartReason;
 import io.continuum.broker.metadata.SkipReason;
 import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.api.RelayMetrics.Direction;
-import io.continuum.broker.relay.api.RelayMetrics.DialResult;
+import io.continuum.broker.relay.api.RelayMetrics.DialOutcome;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -160,8 +160,8 @@ class BrokerMetricsTest {
 
     @Test
     void histogramsCountIntoTheirBucketsInSeconds() throws Exception {
-        metrics.publisherDialed(DialResult.CONNECTED, Duration.ofMillis(3));
-        metrics.publisherDialed(DialResult.FAILED, Duration.ofSeconds(10));
+        metrics.publisherDialed(DialOutcome.CONNECTED, Duration.ofMillis(3));
+        metrics.publisherDialed(DialOutcome.FAILED, Duration.ofSeconds(10));
         metrics.subscribeOpened(Duration.ofMillis(40));
         metrics.busConnected(Duration.ofMillis(700));
         metrics.listed(Duration.ofSeconds(3));
@@ -349,7 +349,7 @@ class BrokerMetricsTest {
     void expositionPassesPromtoolCheckMetrics() throws Exception {
         Promtool.require();
         metrics.subscribeRefused(Code.DRAINING);
-        metrics.publisherDialed(DialResult.CONNECTED, Duration.ofMillis(2));
+        metrics.publisherDialed(DialOutcome.CONNECTED, Duration.ofMillis(2));
         metrics.buildInfo("test");
         String text = scrape();
         String out = Promtool.run(Path.of("."), text.getBytes(StandardCharsets.UTF_8), "check", "metrics");

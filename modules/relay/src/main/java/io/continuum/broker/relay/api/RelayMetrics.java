@@ -39,8 +39,8 @@ public interface RelayMetrics {
         }
     }
 
-    /** {@code publisher_dial_duration_seconds{result}}. */
-    enum DialResult {
+    /** {@code publisher_dial_duration_seconds{result}}: how a publisher dial ended, as a label. */
+    enum DialOutcome {
         /** The publisher socket connected. */
         CONNECTED("connected"),
         /** Name resolution or every connect attempt failed ({@code upstream_connect_failed}). */
@@ -48,7 +48,7 @@ public interface RelayMetrics {
 
         private final String label;
 
-        DialResult(String label) {
+        DialOutcome(String label) {
             this.label = label;
         }
 
@@ -134,7 +134,7 @@ public interface RelayMetrics {
      * @param result  whether the socket connected
      * @param elapsed from the start of the checks to the connected socket or the failure
      */
-    default void publisherDialed(DialResult result, Duration elapsed) {
+    default void publisherDialed(DialOutcome result, Duration elapsed) {
     }
 
     /**

@@ -39,10 +39,9 @@ public final class TargetCheck {
     private final PublisherView view;
     private final TargetResolver resolver;
     private final UpstreamDialer dialer;
-    private final DialMetrics metrics;
 
     /**
-     * A target check that reports no metrics.
+     * A target check. How long a dial took is the caller's to measure: {@link DialResult} says how it ended.
      *
      * @param dynamoNamespaces the configured {@code dynamo_namespaces}
      * @param view             the metadata view
@@ -51,25 +50,10 @@ public final class TargetCheck {
      */
     public TargetCheck(Set<String> dynamoNamespaces, PublisherView view, TargetResolver resolver,
                        UpstreamDialer dialer) {
-        this(dynamoNamespaces, view, resolver, dialer, DialMetrics.NONE);
-    }
-
-    /**
-     * A target check.
-     *
-     * @param dynamoNamespaces the configured {@code dynamo_namespaces}
-     * @param view             the metadata view
-     * @param resolver         name resolution with the DNS deadline
-     * @param dialer           filter and dialer
-     * @param metrics          told how each dial ended
-     */
-    public TargetCheck(Set<String> dynamoNamespaces, PublisherView view, TargetResolver resolver,
-                       UpstreamDialer dialer, DialMetrics metrics) {
         this.dynamoNamespaces = Set.copyOf(dynamoNamespaces);
         this.view = Objects.requireNonNull(view, "view");
         this.resolver = Objects.requireNonNull(resolver, "resolver");
         this.dialer = Objects.requireNonNull(dialer, "dialer");
-        this.metrics = Objects.requireNonNull(metrics, "metrics");
     }
 
     /**
@@ -81,9 +65,8 @@ public final class TargetCheck {
      */
     public DialResult checkAndConnect(DialTarget target) {
         long started = System.nanoTime();
-        DialResult result;
         try {
-            result = switch (target) {
+            return switch (target) {
                 case DialTarget.Unsupported u -> new DialResult.Refused(Code.UNSUPPORTED_TARGET, u.reason());
                 case DialTarget.Publisher p -> {
                     DialResult.Refused refusal = advertised(p);
@@ -94,15 +77,6 @@ public final class TargetCheck {
             Thread.currentThread().interrupt();
             return DialResult.Cancelled.INSTANCE;
         }
-        switch (result) {
-            case DialResult.Connected c -> metrics.publisherDialed(true, since(started));
-            case DialResult.Refused r when r.code() == Code.UPSTREAM_CONNECT_FAILED ->
-                    metrics.publisherDialed(false, since(started));
-            default -> {
-                // refused by a check before dialing, or cancelled: not a dial
-            }
-        }
-        return result;
     }
 
     /** Rows 5-7: null when the publisher is covered and advertised. */
@@ -130,9 +104,5 @@ public final class TargetCheck {
             // slow answer within the DNS deadline never eats the connect time.
             case Resolution.Resolved resolved -> dialer.dial(p.key(), resolved.addresses(), System.nanoTime());
         };
-    }
-
-    private static Duration since(long startedNanos) {
-        return Duration.ofNanos(System.nanoTime() - startedNanos);
     }
 }
