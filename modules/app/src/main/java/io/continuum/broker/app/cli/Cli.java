@@ -218,8 +218,8 @@ public final class Cli {
         // Helidon's HTTP/2 client, TLS), which is most of the start-up work. Until the runtime exists,
         // /readyz is 503 and /statusz shows "syncing".
         AtomicReference<BrokerRuntime> running = new AtomicReference<>();
-        BrokerStatus starting = new BrokerStatus(SessionState.SYNCING, clock.instant(),
-                config.clientId(), config.busUrl().toString(), Optional.empty(), 0, false, 0, 0);
+        BrokerStatus starting = BrokerStatus.withoutRelay(SessionState.SYNCING, clock.instant(),
+                config.clientId(), config.busUrl().toString());
         ObservabilityServer server;
         try {
             server = ObservabilityServer.start(config.metricsListen(),

@@ -1,129 +1,90 @@
 package io.continuum.broker.app.observe;
 
 import java.time.Instant;
-import java.util.List;
+import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 
 import io.continuum.broker.event.JsonWriter;
 import io.continuum.broker.protocol.Code;
-import io.continuum.broker.protocol.EndReason;
-import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
+import io.continuum.broker.protocol.SessionLimits;
+import io.continuum.broker.relay.api.RelayStatus;
 import io.continuum.broker.relay.api.SessionState;
 
 /**
- * What {@code /statusz} shows: a small snapshot the relay fills, in the relay's own types. Contains no credential and no
- * session id, stream ids, hosts or other per-target data.
+ * What {@code /statusz} shows: what only the app knows (client id, router bus, the metadata view's counts, the
+ * start-up and idle states) beside the relay's own {@link RelayStatus}, rendered as it is rather than copied. Contains
+ * no credential.
  *
- * @param state            session state
- * @param stateSince       when the state was entered
- * @param clientId         configured client id
- * @param bus              router bus as {@code https://host:port}
- * @param limits           limits negotiated by {@code welcome}, while welcomed
- * @param openStreams      open data streams
- * @param metadataSynced   whether the metadata view completed its initial sync
- * @param metadataResources resources held
- * @param metadataPublishers unique publishers held
+ * @param state      session state: the relay's while it runs, else {@code syncing} (start-up) or {@code idle}
+ * @param stateSince when this snapshot was taken, or when the app entered a state the relay does not report
+ * @param clientId   configured client id
+ * @param bus        router bus as {@code https://host:port}
+ * @param metadata   the metadata view's counts
+ * @param relay      the relay's status, while a relay runs
  */
 public record BrokerStatus(SessionState state,
                            Instant stateSince,
                            String clientId,
                            String bus,
-                           Optional<Limits> limits,
-                           long openStreams,
-                           boolean metadataSynced,
-                           long metadataResources,
-                           long metadataPublishers,
-                           Details details) {
-
+                           Metadata metadata,
+                           Optional<RelayStatus> relay) {
     /**
-     * A status without the relay's details (before the relay runs).
-     *
-     * @param state              session state
-     * @param stateSince         when the state was entered
-     * @param clientId           configured client id
-     * @param bus                router bus
-     * @param limits             negotiated limits
-     * @param openStreams        open data streams
-     * @param metadataSynced     whether the metadata view is synced
-     * @param metadataResources  resources held
-     * @param metadataPublishers unique publishers held
+     * Checks that a running relay's state is the one shown.
      */
-    public BrokerStatus(SessionState state, Instant stateSince, String clientId, String bus, Optional<Limits> limits,
-                        long openStreams, boolean metadataSynced, long metadataResources, long metadataPublishers) {
-        this(state, stateSince, clientId, bus, limits, openStreams, metadataSynced, metadataResources,
-                metadataPublishers, Details.NONE);
-    }
-
-    /**
-     * What an operator needs beyond the counts: each open stream with its age and bytes, the last
-     * few session ends and refusals by code, and when the next attempt starts.
-     *
-     * @param sessionId      current session id, or null
-     * @param nextAttemptAt  next attempt while backing off, or null
-     * @param bufferedBytes  bytes queued toward the router across streams
-     * @param streams        open streams: id, target, age, bytes each way, buffered bytes
-     * @param recentEnds     the last few session ends: when, result, reason
-     * @param refusalsByCode recent refusals counted by code
-     */
-    public record Details(String sessionId, Instant nextAttemptAt, long bufferedBytes, List<Stream> streams,
-                          List<End> recentEnds, Map<Code, Long> refusalsByCode) {
-        /** No details. */
-        public static final Details NONE = new Details(null, null, 0, List.of(), List.of(), Map.of());
-
-        /**
-         * Copies.
-         */
-        public Details {
-            streams = List.copyOf(streams);
-            recentEnds = List.copyOf(recentEnds);
-            refusalsByCode = Map.copyOf(refusalsByCode);
+    public BrokerStatus {
+        Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(metadata, "metadata");
+        if (relay.isPresent() && relay.get().state() != state) {
+            throw new IllegalArgumentException("state " + state + " is not the relay's " + relay.get().state());
         }
     }
 
     /**
-     * One open stream.
+     * The status while a relay runs: its state is the relay's.
      *
-     * @param id               stream id
-     * @param target           {@code namespace/host:port}
-     * @param ageMs            age
-     * @param bytesToRouter    bytes relayed publisher to router
-     * @param bytesToPublisher bytes relayed router to publisher
-     * @param bufferedBytes    bytes queued toward the router
+     * @param relay    the relay's status
+     * @param at       when the snapshot was taken
+     * @param clientId configured client id
+     * @param bus      router bus
+     * @param metadata the metadata view's counts
+     * @return the status
      */
-    public record Stream(long id, String target, long ageMs, long bytesToRouter, long bytesToPublisher,
-                         long bufferedBytes) {
+    public static BrokerStatus relaying(RelayStatus relay, Instant at, String clientId, String bus,
+                                        Metadata metadata) {
+        return new BrokerStatus(relay.state(), at, clientId, bus, metadata, Optional.of(relay));
     }
 
     /**
-     * One session end.
+     * The status while no relay runs (start-up, or the idle runtime).
      *
-     * @param at     when
-     * @param result attempt result
-     * @param reason end reason
+     * @param state    {@code syncing} or {@code idle}
+     * @param since    when that state was entered
+     * @param clientId configured client id
+     * @param bus      router bus
+     * @return the status
      */
-    public record End(Instant at, AttemptResult result, EndReason reason) {
+    public static BrokerStatus withoutRelay(SessionState state, Instant since, String clientId, String bus) {
+        return new BrokerStatus(state, since, clientId, bus, Metadata.NOT_STARTED, Optional.empty());
     }
 
     /**
-     * Effective session limits from {@code welcome} after clamping.
+     * The metadata view's counts.
      *
-     * @param heartbeatIntervalMs  heartbeat interval
-     * @param idleTimeoutMs        idle timeout
-     * @param maxStreams           max streams
-     * @param maxStreamBufferBytes per-stream buffer budget
-     * @param maxFrameBytes        max frame size
+     * @param synced     whether the view completed its initial sync
+     * @param resources  resources held
+     * @param publishers unique publishers held
      */
-    public record Limits(long heartbeatIntervalMs,
-                         long idleTimeoutMs,
-                         long maxStreams,
-                         long maxStreamBufferBytes,
-                         long maxFrameBytes) {
+    public record Metadata(boolean synced, long resources, long publishers) {
+        /** Before the view runs. */
+        public static final Metadata NOT_STARTED = new Metadata(false, 0, 0);
     }
 
     /**
-     * Renders the status as one JSON object.
+     * Renders the status as one JSON object: version, state, client, bus, limits, open stream count and metadata
+     * always; the relay's details (session id, next attempt, streams, recent ends, refusals by code) while it runs.
      *
      * @param version broker version
      * @return JSON text
@@ -135,49 +96,59 @@ public record BrokerStatus(SessionState state,
                 .field("state_since", stateSince.toString())
                 .field("client_id", clientId)
                 .field("bus", bus);
-        limits.ifPresentOrElse(l -> json.beginObject("limits")
-                        .field("heartbeat_interval_ms", l.heartbeatIntervalMs())
-                        .field("idle_timeout_ms", l.idleTimeoutMs())
-                        .field("max_streams", l.maxStreams())
-                        .field("max_stream_buffer_bytes", l.maxStreamBufferBytes())
-                        .field("max_frame_bytes", l.maxFrameBytes())
-                        .endObject(),
-                () -> json.field("limits", null));
-        json.field("open_streams", openStreams)
-                .beginObject("metadata")
-                .field("synced", metadataSynced)
-                .field("resources", metadataResources)
-                .field("publishers", metadataPublishers)
-                .endObject();
-        if (details != Details.NONE) {
-            json.field("session_id", details.sessionId())
-                    .field("next_attempt_at", details.nextAttemptAt())
-                    .field("buffered_bytes", details.bufferedBytes())
-                    .beginArray("streams");
-            for (Stream st : details.streams()) {
-                json.beginObject()
-                        .field("id", st.id())
-                        .field("target", st.target())
-                        .field("age_ms", st.ageMs())
-                        .field("bytes_to_router", st.bytesToRouter())
-                        .field("bytes_to_publisher", st.bytesToPublisher())
-                        .field("buffered_bytes", st.bufferedBytes())
-                        .endObject();
-            }
-            json.endArray().beginArray("recent_session_ends");
-            for (End e : details.recentEnds()) {
-                json.beginObject()
-                        .field("at", e.at())
-                        .field("result", e.result().label())
-                        .field("reason", e.reason().wire())
-                        .endObject();
-            }
-            json.endArray().beginObject("recent_refusals");
-            Map<String, Long> byWire = new TreeMap<>();
-            details.refusalsByCode().forEach((code, n) -> byWire.put(code.wire(), n));
-            byWire.forEach(json::field);
-            json.endObject();
+        SessionLimits limits = relay.map(RelayStatus::limits).orElse(null);
+        if (limits == null) {
+            json.field("limits", null);
+        } else {
+            json.beginObject("limits")
+                    .field("heartbeat_interval_ms", limits.heartbeatInterval().toMillis())
+                    .field("idle_timeout_ms", limits.idleTimeout().toMillis())
+                    .field("max_streams", limits.maxStreams())
+                    .field("max_stream_buffer_bytes", limits.maxStreamBufferBytes())
+                    .field("max_frame_bytes", limits.maxFrameBytes())
+                    .endObject();
         }
+        json.field("open_streams", relay.map(r -> r.openStreams().size()).orElse(0))
+                .beginObject("metadata")
+                .field("synced", metadata.synced())
+                .field("resources", metadata.resources())
+                .field("publishers", metadata.publishers())
+                .endObject();
+        relay.ifPresent(r -> details(json, r));
         return json.endObject().finish();
+    }
+
+    private static void details(JsonWriter json, RelayStatus relay) {
+        json.field("session_id", relay.sessionId())
+                .field("next_attempt_at", relay.nextAttemptAt())
+                .field("buffered_bytes", relay.bufferedBytes())
+                .beginArray("streams");
+        for (RelayStatus.OpenStream st : relay.openStreams()) {
+            json.beginObject()
+                    .field("id", st.streamId())
+                    .field("target", st.target())
+                    .field("age_ms", st.age().toMillis())
+                    .field("bytes_to_router", st.bytesToRouter())
+                    .field("bytes_to_publisher", st.bytesToPublisher())
+                    .field("buffered_bytes", st.bufferedBytes())
+                    .endObject();
+        }
+        json.endArray().beginArray("recent_session_ends");
+        for (RelayStatus.SessionEnd e : relay.recentEnds()) {
+            json.beginObject()
+                    .field("at", e.at())
+                    .field("result", e.result().label())
+                    .field("reason", e.reason().wire())
+                    .endObject();
+        }
+        // Counted by code: the recent refusals' stream ids and reasons are per-target detail an operator reads in
+        // the log, not on a page anyone with the metrics port can fetch.
+        Map<Code, Long> byCode = new EnumMap<>(Code.class);
+        relay.recentRefusals().forEach(r -> byCode.merge(r.code(), 1L, Long::sum));
+        Map<String, Long> byWire = new TreeMap<>();
+        byCode.forEach((code, n) -> byWire.put(code.wire(), n));
+        json.endArray().beginObject("recent_refusals");
+        byWire.forEach(json::field);
+        json.endObject();
     }
 }

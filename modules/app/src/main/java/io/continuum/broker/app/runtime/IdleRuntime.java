@@ -2,7 +2,6 @@ package io.continuum.broker.app.runtime;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -35,8 +34,8 @@ public final class IdleRuntime implements BrokerRuntime {
 
     @Override
     public Supplier<BrokerStatus> status() {
-        return () -> new BrokerStatus(SessionState.IDLE, since, config.clientId(),
-                                      config.busUrl().toString(), Optional.empty(), 0, false, 0, 0);
+        return () -> BrokerStatus.withoutRelay(SessionState.IDLE, since, config.clientId(),
+                                                  config.busUrl().toString());
     }
 
     @Override

@@ -6,10 +6,7 @@ import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -20,11 +17,8 @@ import io.continuum.broker.app.observe.BrokerStatus;
 import io.continuum.broker.app.observe.CaBundleExpiry;
 import io.continuum.broker.app.secrets.CaBundleSource;
 import io.continuum.broker.metadata.watch.MetadataWatcher;
-import io.continuum.broker.protocol.Code;
-import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.api.RelayStatus;
 
 /**
  * The real runtime: the {@code DynamoWorkerMetadata} view (list/watch through the Kubernetes API)
@@ -106,29 +100,9 @@ public final class RelayRuntime implements BrokerRuntime {
 
     @Override
     public Supplier<BrokerStatus> status() {
-        return () -> {
-            RelayStatus s = broker.status();
-            SessionLimits l = s.limits();
-            return new BrokerStatus(s.state(), Instant.now(clock), context.config().clientId(),
-                    context.config().busUrl().toString(),
-                    l == null ? Optional.empty() : Optional.of(new BrokerStatus.Limits(
-                            l.heartbeatInterval().toMillis(), l.idleTimeout().toMillis(), l.maxStreams(),
-                            l.maxStreamBufferBytes(), l.maxFrameBytes())),
-                    s.openStreams().size(), metadata.isSynced(), metadata.resourceCount(), metadata.publisherCount(),
-                    details(s));
-        };
-    }
-
-    private static BrokerStatus.Details details(RelayStatus s) {
-        Map<Code, Long> refusals = new EnumMap<>(Code.class);
-        for (RelayStatus.Refusal r : s.recentRefusals()) {
-            refusals.merge(r.code(), 1L, Long::sum);
-        }
-        return new BrokerStatus.Details(s.sessionId(), s.nextAttemptAt(), s.bufferedBytes(),
-                s.openStreams().stream().map(o -> new BrokerStatus.Stream(o.streamId(), o.target(), o.age().toMillis(),
-                        o.bytesToRouter(), o.bytesToPublisher(), o.bufferedBytes())).toList(),
-                s.recentEnds().stream().map(e -> new BrokerStatus.End(e.at(), e.result(), e.reason())).toList(),
-                refusals);
+        return () -> BrokerStatus.relaying(broker.status(), Instant.now(clock), context.config().clientId(),
+                context.config().busUrl().toString(), new BrokerStatus.Metadata(metadata.isSynced(),
+                        metadata.resourceCount(), metadata.publisherCount()));
     }
 
     @Override

@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -105,9 +104,8 @@ class BrokerMetricsTest {
     void start() {
         metrics = BrokerMetrics.create();
         server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), () -> false,
-                                           () -> new BrokerStatus(SessionState.IDLE, Instant.EPOCH,
-                                                                  "c", "https://r:443", Optional.empty(),
-                                                                  0, false, 0, 0),
+                                           () -> BrokerStatus.withoutRelay(SessionState.IDLE, Instant.EPOCH,
+                                                                  "c", "https://r:443"),
                                            "test");
         server.serveMetrics(metrics);
     }

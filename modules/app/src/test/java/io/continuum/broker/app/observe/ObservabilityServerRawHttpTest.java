@@ -52,7 +52,8 @@ class ObservabilityServerRawHttpTest {
                                            () -> new BrokerStatus(SessionState.CONNECTED,
                                                                   Instant.parse("2026-01-01T00:00:00Z"),
                                                                   "broker-a", "https://router:443",
-                                                                  Optional.empty(), 0, true, 0, 0),
+                                                                  new BrokerStatus.Metadata(true, 0, 0),
+                                                                  Optional.empty()),
                                            "1.2.3");
         server.serveMetrics(metrics);
     }

@@ -42,7 +42,8 @@ class ObservabilityServerTest {
                                            () -> new BrokerStatus(SessionState.SYNCING,
                                                                   Instant.parse("2026-01-01T00:00:00Z"),
                                                                   "broker-a", "https://router:443",
-                                                                  Optional.empty(), 0, synced.get(), 0, 0),
+                                                                  new BrokerStatus.Metadata(synced.get(), 0, 0),
+                                                                  Optional.empty()),
                                            "1.2.3");
         server.serveMetrics(metrics);
     }
@@ -117,8 +118,8 @@ class ObservabilityServerTest {
     void aScrapeBeforeTheMetricsExistGetsThemOnceServedWhileHealthzAlreadyAnswers() throws Exception {
         try (BrokerMetrics later = BrokerMetrics.create();
              ObservabilityServer early = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), () -> false,
-                     () -> new BrokerStatus(SessionState.SYNCING, Instant.EPOCH, "broker-a", "https://router:443",
-                                            Optional.empty(), 0, false, 0, 0),
+                     () -> BrokerStatus.withoutRelay(SessionState.SYNCING, Instant.EPOCH, "broker-a",
+                                                                "https://router:443"),
                      "1.2.3")) {
             CompletableFuture<HttpResponse<String>> scrape = client.sendAsync(
                     HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + early.port() + "/metrics")).build(),
