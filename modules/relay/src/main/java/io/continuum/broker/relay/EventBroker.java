@@ -10,7 +10,6 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.api.RelayStatus;
-import io.continuum.broker.relay.api.SessionState;
 import io.continuum.broker.relay.session.BusSession;
 import io.continuum.broker.relay.session.SessionLoop;
 import io.continuum.broker.relay.session.StreamRegistry;
@@ -156,7 +155,7 @@ public final class EventBroker implements AutoCloseable {
      */
     public RelayStatus status() {
         BusSession s = loop.session();
-        return new RelayStatus(state(loop.state(), s == null ? null : s.state()),
+        return new RelayStatus(loop.state(),
                 s == null ? null : s.sessionId(),
                 s == null ? null : s.negotiatedLimits(),
                 loop.nextAttemptAt(),
@@ -164,22 +163,6 @@ public final class EventBroker implements AutoCloseable {
                 registry.openStreams(),
                 loop.recentEnds(),
                 registry.recentRefusals());
-    }
-
-    /** The loop's and its session's inner states, as an operator reads them: welcomed is connected. */
-    static SessionState state(SessionLoop.State loopState, BusSession.State sessionState) {
-        if (sessionState == BusSession.State.DRAINING) {
-            return SessionState.DRAINING;
-        }
-        if (sessionState == BusSession.State.WELCOMED) {
-            return SessionState.CONNECTED;
-        }
-        return switch (loopState) {
-            case NEW, WAITING_FOR_SYNC -> SessionState.SYNCING;
-            case BACKING_OFF -> SessionState.BACKOFF;
-            case STOPPED -> SessionState.IDLE;
-            case CONNECTING, SESSION -> SessionState.CONNECTING;
-        };
     }
 
     /**

@@ -18,7 +18,7 @@ import io.continuum.broker.metadata.Advertisement;
 import io.continuum.broker.metadata.MetadataMetrics;
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.metadata.PublisherView;
-import io.continuum.broker.metadata.internal.Backoff;
+import io.continuum.broker.metadata.internal.EqualJitterBackoff;
 import io.continuum.broker.metadata.internal.Catalog;
 import io.continuum.broker.metadata.internal.Limits;
 import io.continuum.broker.metadata.internal.MetadataParser;
@@ -91,7 +91,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
         if (started.compareAndSet(false, true)) {
             for (String ns : namespaces) {
                 NamespaceWatch w = new NamespaceWatch(ns, requests, parser, view, metrics,
-                        new Backoff(backoffInitial, backoffMax), pageObserver, clock);
+                        new EqualJitterBackoff(backoffInitial, backoffMax), pageObserver, clock);
                 workers.add(w);
                 w.start();
             }
@@ -260,7 +260,7 @@ public final class MetadataWatcher implements PublisherView, AutoCloseable {
 
         /** Jittered exponential backoff between failed passes (1 s to 60 s by default). */
         public Builder backoff(Duration initial, Duration max) {
-            new Backoff(initial, max); // refuses a bad pair here rather than on a namespace's thread
+            new EqualJitterBackoff(initial, max); // refuses a bad pair here rather than on a namespace's thread
             this.backoffInitial = initial;
             this.backoffMax = max;
             return this;

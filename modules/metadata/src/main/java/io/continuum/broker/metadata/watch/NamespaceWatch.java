@@ -11,7 +11,7 @@ import io.continuum.broker.event.EventLog;
 import io.continuum.broker.metadata.MetadataMetrics;
 import io.continuum.broker.metadata.RestartReason;
 import io.continuum.broker.metadata.SkipReason;
-import io.continuum.broker.metadata.internal.Backoff;
+import io.continuum.broker.metadata.internal.EqualJitterBackoff;
 import io.continuum.broker.metadata.internal.Catalog;
 import io.continuum.broker.metadata.internal.MetadataParser;
 import io.continuum.broker.metadata.internal.ParsedResource;
@@ -42,7 +42,7 @@ final class NamespaceWatch {
     private final MetadataMetrics metrics;
     private final BiConsumer<String, Integer> pageObserver;
     private final Clock clock;
-    private final Backoff backoff;
+    private final EqualJitterBackoff backoff;
     private final CountDownLatch stopLatch = new CountDownLatch(1);
     private volatile boolean stopped;
     private volatile Thread thread;
@@ -54,7 +54,7 @@ final class NamespaceWatch {
     private volatile long confirmedAtMillis;
 
     NamespaceWatch(String namespace, ApiRequests requests, MetadataParser parser, ViewState view,
-                   MetadataMetrics metrics, Backoff backoff, BiConsumer<String, Integer> pageObserver, Clock clock) {
+                   MetadataMetrics metrics, EqualJitterBackoff backoff, BiConsumer<String, Integer> pageObserver, Clock clock) {
         this.namespace = namespace;
         this.requests = requests;
         this.parser = parser;

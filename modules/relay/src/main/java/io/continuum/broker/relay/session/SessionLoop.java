@@ -18,6 +18,7 @@ import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.SessionState;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.BusEndpoint;
 import io.continuum.broker.relay.transport.TlsTrust;
@@ -27,16 +28,16 @@ import io.continuum.broker.relay.transport.TlsTrust;
  * metadata view's initial sync, then run sessions one after another, with jittered exponential
  * backoff, the rebalance fast path, and a graceful shutdown.
  * <pre>
- *   WAITING_FOR_SYNC -> CONNECTING -> (session: WELCOMED ...) -> BACKING_OFF -> CONNECTING ...
- *                                  any state --shutdown--> STOPPED
+ *   SYNCING -> CONNECTING -> (session: CONNECTED, DRAINING) -> BACKOFF -> CONNECTING ...
+ *                      any state --shutdown--> IDLE
  * </pre>
+ * The loop's own states and the ones its session adds are one enum, {@link SessionState}, the one {@code /statusz}
+ * shows. {@link BusSession.State} stays apart: it is one attempt's machine, whose transitions (awaiting welcome,
+ * ended) guard the frames of that attempt and mean nothing once the loop moved on.
  */
 public final class SessionLoop {
     private static final EventLog LOG = EventLog.of(SessionLoop.class);
     private static final int RECENT_ENDS = 16;
-
-    /** Loop states, as shown on the status page. */
-    public enum State { NEW, WAITING_FOR_SYNC, CONNECTING, SESSION, BACKING_OFF, STOPPED }
 
     private final RelayConfig config;
     private final PublisherView view;
@@ -44,14 +45,14 @@ public final class SessionLoop {
     private final TargetDialer dialer;
     private final RelayMetrics metrics;
     private final StreamRegistry registry;
-    private final ReconnectDelays backoff;
+    private final FlooredJitterBackoff backoff;
     private final RebalanceThrottle rebalance;
     private final LongSupplier nanoClock;
     private final String userAgent;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final ArrayDeque<RelayStatus.SessionEnd> recentEnds = new ArrayDeque<>();
-    private volatile State state = State.NEW;
+    private volatile SessionState state = SessionState.SYNCING;
     private volatile BusSession session;
     private volatile boolean stopping;
     private volatile Duration shutdownDeadline;
@@ -81,7 +82,7 @@ public final class SessionLoop {
         this.dialer = dialer;
         this.metrics = metrics;
         this.registry = registry;
-        this.backoff = new ReconnectDelays(config.reconnectBackoff(), random);
+        this.backoff = new FlooredJitterBackoff(config.reconnectBackoff(), random);
         this.rebalance = new RebalanceThrottle(nanoClock, random);
         this.nanoClock = nanoClock;
         this.userAgent = userAgent;
@@ -111,7 +112,7 @@ public final class SessionLoop {
                 if (attempts++ > 0) {
                     metrics.reconnect();
                 }
-                setState(State.CONNECTING);
+                setState(SessionState.CONNECTING);
                 SessionOutcome outcome = attempt();
                 remember(outcome);
                 if (stopping) {
@@ -119,7 +120,7 @@ public final class SessionLoop {
                 }
                 Duration delay = nextDelay(outcome);
                 nextAttemptAt = Instant.now().plus(delay);
-                setState(State.BACKING_OFF);
+                setState(SessionState.BACKOFF);
                 LOG.info("reconnect_scheduled").field("delay_ms", delay.toMillis()).field("after", outcome.reason().wire()).log();
                 if (!await(delay)) {
                     return;
@@ -129,7 +130,7 @@ public final class SessionLoop {
         } catch (RuntimeException e) {
             LOG.error("session_loop_failed").cause(e).log();
         } finally {
-            setState(State.STOPPED);
+            setState(SessionState.IDLE);
         }
     }
 
@@ -159,8 +160,6 @@ public final class SessionLoop {
                 return new SessionOutcome(AttemptResult.FAILED, EndReason.SHUTDOWN, Duration.ZERO, null, null, "shutdown");
             }
             session = s;
-            state = State.SESSION;
-            changed.signalAll();
         } finally {
             lock.unlock();
         }
@@ -196,7 +195,7 @@ public final class SessionLoop {
         if (view.isSynced()) {
             return !stopping;
         }
-        setState(State.WAITING_FOR_SYNC);
+        setState(SessionState.SYNCING);
         LOG.info("waiting_for_metadata_sync").log();
         AutoCloseable listener = view.onChange(this::signal);
         try {
@@ -288,12 +287,25 @@ public final class SessionLoop {
     }
 
     /**
-     * Loop state.
+     * Where the loop and its session stand, as an operator reads it: the session's state while it is welcomed or
+     * draining, else the loop's.
      *
      * @return state
      */
-    public State state() {
-        return state;
+    public SessionState state() {
+        BusSession s = session;
+        return shown(state, s == null ? null : s.state());
+    }
+
+    /** Welcomed is connected, and a draining session is draining; before and after that the loop decides. */
+    static SessionState shown(SessionState loopState, BusSession.State attempt) {
+        if (attempt == BusSession.State.DRAINING) {
+            return SessionState.DRAINING;
+        }
+        if (attempt == BusSession.State.WELCOMED) {
+            return SessionState.CONNECTED;
+        }
+        return loopState;
     }
 
     /**
@@ -334,7 +346,7 @@ public final class SessionLoop {
         }
     }
 
-    private void setState(State s) {
+    private void setState(SessionState s) {
         lock.lock();
         try {
             state = s;

@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** bus-protocol-v1.md section 4 items 4-5; R-BEH 6-7. */
-class ReconnectDelaysTest {
+class FlooredJitterBackoffTest {
     /** Always draws the lowest value of the range. */
     private static final RandomGenerator LOWEST = new FixedRandom(false);
     /** Always draws the highest value of the range. */
@@ -21,12 +21,12 @@ class ReconnectDelaysTest {
 
     @Test
     void theNthDelayIsBoundedByInitialTimesTwoToTheNCappedAtMax() {
-        ReconnectDelays high = new ReconnectDelays(ReconnectBackoff.DEFAULT, HIGHEST);
+        FlooredJitterBackoff high = new FlooredJitterBackoff(ReconnectBackoff.DEFAULT, HIGHEST);
         long[] expectedSeconds = {2, 4, 8, 16, 32, 60, 60, 60};
         for (long s : expectedSeconds) {
             assertEquals(Duration.ofSeconds(s), high.nextDelay());
         }
-        ReconnectDelays low = new ReconnectDelays(ReconnectBackoff.DEFAULT, LOWEST);
+        FlooredJitterBackoff low = new FlooredJitterBackoff(ReconnectBackoff.DEFAULT, LOWEST);
         for (int i = 0; i < 8; i++) {
             assertEquals(Duration.ofSeconds(1), low.nextDelay(), "every delay is at least initial");
         }
@@ -34,7 +34,7 @@ class ReconnectDelaysTest {
 
     @Test
     void everyDelayLiesWithinInitialAndMaxForARealRandomSource() {
-        ReconnectDelays backoff = new ReconnectDelays(
+        FlooredJitterBackoff backoff = new FlooredJitterBackoff(
                 new ReconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(3)),
                 RandomGenerator.of("L64X128MixRandom"));
         for (int i = 0; i < 10_000; i++) {
@@ -45,7 +45,7 @@ class ReconnectDelaysTest {
 
     @Test
     void resetStartsTheSequenceOver() {
-        ReconnectDelays backoff = new ReconnectDelays(ReconnectBackoff.DEFAULT, HIGHEST);
+        FlooredJitterBackoff backoff = new FlooredJitterBackoff(ReconnectBackoff.DEFAULT, HIGHEST);
         backoff.nextDelay();
         backoff.nextDelay();
         backoff.reset();

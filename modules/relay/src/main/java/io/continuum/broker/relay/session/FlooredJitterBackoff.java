@@ -10,9 +10,11 @@ import io.continuum.broker.relay.api.ReconnectBackoff;
  * The sequence of jittered exponential reconnect delays drawn from a {@link ReconnectBackoff} range
  * (bus-protocol-v1.md section 4 item 4, R-BEH 6): the n-th consecutive delay is drawn uniformly from
  * {@code [initial, min(max, initial x 2^n)]}. {@link #reset} after a session that stayed welcomed for the
- * stable-session time. Not thread-safe: the session loop owns it.
+ * stable-session time. The floor is the protocol's: however lucky the draw, no reconnect comes sooner than
+ * {@code initial}, unlike the metadata watch's "equal jitter" ({@code EqualJitterBackoff}, {@code [d/2, d]}).
+ * Not thread-safe: the session loop owns it.
  */
-public final class ReconnectDelays {
+public final class FlooredJitterBackoff {
     private final long initialNanos;
     private final long maxNanos;
     private final RandomGenerator random;
@@ -22,7 +24,7 @@ public final class ReconnectDelays {
      * @param range  the configured range
      * @param random jitter source (injectable so tests can check the bounds deterministically)
      */
-    public ReconnectDelays(ReconnectBackoff range, RandomGenerator random) {
+    public FlooredJitterBackoff(ReconnectBackoff range, RandomGenerator random) {
         this.initialNanos = range.initial().toNanos();
         this.maxNanos = range.max().toNanos();
         this.random = Objects.requireNonNull(random, "random");

@@ -5,22 +5,24 @@ import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Jittered exponential backoff between list/watch passes: the n-th consecutive failure waits a uniform
- * random time in {@code [d/2, d]} with {@code d = min(max, initial * 2^n)}. Not thread-safe (one per
- * namespace thread).
+ * "Equal jitter" exponential backoff between list/watch passes: the n-th consecutive failure waits a uniform
+ * random time in {@code [d/2, d]} with {@code d = min(max, initial * 2^n)}, so a few hundred brokers that lost the
+ * same API server spread their retries over half of each step. The relay's reconnect delays follow another rule
+ * (the bus protocol's {@code [initial, d]}, in the relay's {@code FlooredJitterBackoff}); the two stay apart because
+ * their rules differ. Not thread-safe (one per namespace thread).
  */
-public final class Backoff {
+public final class EqualJitterBackoff {
     private final Duration initial;
     private final Duration max;
     private int failures;
 
     /**
-     * Creates a backoff.
+     * Creates the sequence.
      *
      * @param initial first delay
      * @param max     largest delay
      */
-    public Backoff(Duration initial, Duration max) {
+    public EqualJitterBackoff(Duration initial, Duration max) {
         this.initial = Objects.requireNonNull(initial, "initial");
         this.max = Objects.requireNonNull(max, "max");
         if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
