@@ -1,8 +1,5 @@
 package io.continuum.broker.demo;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 
@@ -13,6 +10,7 @@ import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
@@ -41,21 +39,22 @@ class AdvertisedTargetsEndToEndTest {
         EphemeralPki pki = EphemeralPki.create();
         ServerIdentity server = pki.localhostServer();
         String credential = "end-to-end-credential-0123456789abcdef";
-        try (ServerSocket pub = listener(); ServerSocket endpointPort = listener(); ServerSocket natsPort = listener();
-             ServerSocket xsubPort = listener(); ServerSocket xpubPort = listener();
+        try (LoopbackListener pub = listener("pub"); LoopbackListener endpointPort = listener("endpoint");
+             LoopbackListener natsPort = listener("nats"); LoopbackListener xsubPort = listener("xsub");
+             LoopbackListener xpubPort = listener("xpub");
              FakeKubeApi kube = FakeKubeApi.builder().build();
              InProcessRouter router = InProcessRouter.builder().tls(server.key(), List.of(server.certificate()))
                      .credential(credential).start()) {
-            kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", pub.getLocalPort()));
+            kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", pub.port()));
             kube.put("ns", "{\"metadata\":{\"name\":\"mixed\"},\"spec\":{\"data\":{"
-                    + "\"endpoints\":{\"dynamo/backend/generate\":\"127.0.0.1:" + endpointPort.getLocalPort()
+                    + "\"endpoints\":{\"dynamo/backend/generate\":\"127.0.0.1:" + endpointPort.port()
                     + "/1/generate\"},"
                     + "\"event_channels\":{"
                     + "\"dynamo/backend/nats/1\":{\"namespace\":\"dynamo\",\"transport\":{\"kind\":\"Nats\","
-                    + "\"config\":{\"endpoint\":\"tcp://127.0.0.1:" + natsPort.getLocalPort() + "\"}}},"
+                    + "\"config\":{\"endpoint\":\"tcp://127.0.0.1:" + natsPort.port() + "\"}}},"
                     + "\"dynamo/backend/broker/1\":{\"namespace\":\"dynamo\",\"transport\":{\"kind\":\"ZmqBroker\","
-                    + "\"config\":{\"xsub_endpoints\":[\"tcp://127.0.0.1:" + xsubPort.getLocalPort() + "\"],"
-                    + "\"xpub_endpoints\":[\"tcp://127.0.0.1:" + xpubPort.getLocalPort() + "\"]}}}}}}}");
+                    + "\"config\":{\"xsub_endpoints\":[\"tcp://127.0.0.1:" + xsubPort.port() + "\"],"
+                    + "\"xpub_endpoints\":[\"tcp://127.0.0.1:" + xpubPort.port() + "\"]}}}}}}}");
             try (MetadataWatcher view = MetadataWatcher.builder().namespaces(List.of("ns"))
                     .apiClient(Config.fromConfig(kube.kubeconfig().toString())).build().start()) {
                 RelayConfig config = RelayConfig.builder().busUrl(router.url()).caCertificates(() -> List.of(pki.caCertificate()))
@@ -64,16 +63,16 @@ class AdvertisedTargetsEndToEndTest {
                 try (EventBroker broker = EventBroker.create(config, view, RelayMetrics.NOOP)) {
                     broker.start();
                     RouterSession session = router.awaitSession(WAIT);
-                    session.subscribe(1, "dynamo", "127.0.0.1", endpointPort.getLocalPort());
-                    session.subscribe(2, "dynamo", "127.0.0.1", natsPort.getLocalPort());
-                    session.subscribe(3, "dynamo", "127.0.0.1", xsubPort.getLocalPort());
+                    session.subscribe(1, "dynamo", "127.0.0.1", endpointPort.port());
+                    session.subscribe(2, "dynamo", "127.0.0.1", natsPort.port());
+                    session.subscribe(3, "dynamo", "127.0.0.1", xsubPort.port());
                     for (long id = 1; id <= 3; id++) {
                         Frame.StreamRefused refused = assertInstanceOf(Frame.StreamRefused.class,
                                 session.awaitAnswer(id, WAIT), "stream " + id);
                         assertEquals(Code.TARGET_NOT_ADVERTISED, refused.code(), "stream " + id);
                     }
-                    session.subscribe(4, "dynamo", "127.0.0.1", xpubPort.getLocalPort());
-                    session.subscribe(5, "dynamo", "127.0.0.1", pub.getLocalPort());
+                    session.subscribe(4, "dynamo", "127.0.0.1", xpubPort.port());
+                    session.subscribe(5, "dynamo", "127.0.0.1", pub.port());
                     assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(4, WAIT), "ZmqBroker xpub");
                     assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(5, WAIT), "Zmq endpoint");
                     // Deleting the resource revokes the open stream (bus-protocol-v1.md section 6).
@@ -85,7 +84,7 @@ class AdvertisedTargetsEndToEndTest {
         }
     }
 
-    private static ServerSocket listener() throws IOException {
-        return new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
+    private static LoopbackListener listener(String name) {
+        return LoopbackListener.open(name, 10);
     }
 }

@@ -1,11 +1,10 @@
 package io.continuum.broker.demo;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.List;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.pki.EphemeralPki;
@@ -19,9 +18,9 @@ import io.continuum.broker.testing.pki.ServerIdentity;
 final class BrokerPeers implements AutoCloseable {
     final InProcessRouter router;
     final FakeKubeApi kube;
-    final ServerSocket publisher;
+    final LoopbackListener publisher;
 
-    private BrokerPeers(InProcessRouter router, FakeKubeApi kube, ServerSocket publisher) {
+    private BrokerPeers(InProcessRouter router, FakeKubeApi kube, LoopbackListener publisher) {
         this.router = router;
         this.kube = kube;
         this.publisher = publisher;
@@ -32,7 +31,7 @@ final class BrokerPeers implements AutoCloseable {
         ServerIdentity server = pki.localhostServer();
         InProcessRouter router = InProcessRouter.builder().tls(server.key(), List.of(server.certificate()))
                 .credential(credential).start();
-        ServerSocket publisher = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
+        LoopbackListener publisher = LoopbackListener.open("publisher", 10);
         FakeKubeApi kube = FakeKubeApi.builder().build();
         BrokerProcess.writeSecrets(dir, pki, credential);
         return new BrokerPeers(router, kube, publisher);

@@ -1,8 +1,6 @@
 package io.continuum.broker.demo;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,14 +18,9 @@ import java.util.regex.Pattern;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
-import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.logs.JsonLine;
 import io.continuum.broker.testing.logs.Logfmt;
-import io.continuum.broker.testing.pki.EphemeralPki;
-import io.continuum.broker.testing.pki.ServerIdentity;
-import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -89,7 +82,7 @@ class EventLinesTest extends ChildBrokerTest {
 
     /** Runs the broker through the scenario and returns every line it wrote. */
     private List<String> run(String logFormat) throws Exception {
-        String name = peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.getLocalPort()));
+        String name = peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.port()));
         BrokerProcess.writeConfig(dir, peers.router.url().toString(), "event-lines",
                 "drain_deadline: 5s",
                 "log_format: " + logFormat);
@@ -97,9 +90,9 @@ class EventLinesTest extends ChildBrokerTest {
 
         RouterSession session = peers.router.awaitSession(WAIT);
         // A subscribe that opens, and one the broker refuses (not advertised).
-        session.subscribe(1, "dynamo", "127.0.0.1", peers.publisher.getLocalPort());
+        session.subscribe(1, "dynamo", "127.0.0.1", peers.publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
-        try (Socket upstream = peers.publisher.accept()) {
+        try (Socket upstream = peers.publisher.awaitConnection()) {
             session.subscribe(3, "dynamo", "127.0.0.1", 1);
             assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(3, WAIT));
             // The resource goes away: the open stream is revoked.

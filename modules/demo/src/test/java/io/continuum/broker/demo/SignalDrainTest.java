@@ -1,23 +1,16 @@
 package io.continuum.broker.demo;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
-import io.continuum.broker.testing.kube.FakeKubeApi;
-import io.continuum.broker.testing.pki.EphemeralPki;
-import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,14 +35,14 @@ class SignalDrainTest extends ChildBrokerTest {
 
     @BeforeEach
     void advertiseAndConfigure() throws IOException {
-        peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.getLocalPort()));
+        peers.kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", peers.publisher.port()));
         BrokerProcess.writeConfig(dir, peers.router.url().toString(), "signal-test", "drain_deadline: 60s");
     }
 
     private RouterSession startBrokerWithOneOpenStream() throws IOException {
         child = BrokerProcess.start(dir, peers.kube.kubeconfig());
         RouterSession session = peers.router.awaitSession(WAIT);
-        session.subscribe(1, "dynamo", "127.0.0.1", peers.publisher.getLocalPort());
+        session.subscribe(1, "dynamo", "127.0.0.1", peers.publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
         return session;
     }
@@ -58,12 +51,12 @@ class SignalDrainTest extends ChildBrokerTest {
     @Timeout(120)
     void sigtermDrainsTheOpenStreamThenExitsZero() throws Exception {
         RouterSession session = startBrokerWithOneOpenStream();
-        Socket upstream = peers.publisher.accept();
+        Socket upstream = peers.publisher.awaitConnection();
         credentialAppearsInNoObservabilityBody();
         child.destroy(); // SIGTERM
         Frame.Draining draining = session.await(Frame.Draining.class, f -> true, WAIT);
         assertEquals(60_000, draining.deadlineMs());
-        session.subscribe(2, "dynamo", "127.0.0.1", peers.publisher.getLocalPort());
+        session.subscribe(2, "dynamo", "127.0.0.1", peers.publisher.port());
         assertInstanceOf(Frame.StreamRefused.class, session.awaitAnswer(2, WAIT));
         assertTrue(child.isAlive(), "the broker waits for the open stream");
         upstream.close(); // the stream finishes: the drain completes
@@ -75,7 +68,7 @@ class SignalDrainTest extends ChildBrokerTest {
     @Timeout(120)
     void aSecondSigtermExitsAtOnceWith143() throws Exception {
         RouterSession session = startBrokerWithOneOpenStream();
-        peers.publisher.accept();
+        peers.publisher.awaitConnection();
         child.destroy();
         session.await(Frame.Draining.class, f -> true, WAIT);
         child.destroy();

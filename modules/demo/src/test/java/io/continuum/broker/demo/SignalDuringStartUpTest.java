@@ -6,13 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.kube.Fault;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.kube.RequestKind;
@@ -69,8 +68,8 @@ class SignalDuringStartUpTest {
         Files.delete(credential);
         mkfifo(credential);
         try (FakeKubeApi kube = FakeKubeApi.builder().build();
-             ServerSocket router = new ServerSocket(0, 10, InetAddress.getLoopbackAddress())) {
-            BrokerProcess.writeConfig(dir, "https://localhost:" + router.getLocalPort(), "signal-startup-test");
+             LoopbackListener router = LoopbackListener.open("router", 10)) {
+            BrokerProcess.writeConfig(dir, "https://localhost:" + router.port(), "signal-startup-test");
             child = BrokerProcess.start(dir, kube.kubeconfig());
             sigtermOnceReadingAndExpectZero(credential);
         }
@@ -82,9 +81,9 @@ class SignalDuringStartUpTest {
         EphemeralPki pki = EphemeralPki.create();
         BrokerProcess.writeSecrets(dir, pki, CREDENTIAL);
         try (FakeKubeApi kube = FakeKubeApi.builder().build();
-             ServerSocket router = new ServerSocket(0, 10, InetAddress.getLoopbackAddress())) {
+             LoopbackListener router = LoopbackListener.open("router", 10)) {
             kube.inject(RequestKind.LIST, Fault.hang());
-            BrokerProcess.writeConfig(dir, "https://localhost:" + router.getLocalPort(), "signal-startup-test");
+            BrokerProcess.writeConfig(dir, "https://localhost:" + router.port(), "signal-startup-test");
             child = BrokerProcess.start(dir, kube.kubeconfig());
             kube.awaitRequest(r -> r.kind() == RequestKind.LIST, WAIT); // the first list, held unanswered
             child.destroy(); // SIGTERM

@@ -2,18 +2,15 @@ package io.continuum.broker.demo;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.pki.EphemeralPki;
-import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,15 +42,14 @@ class SignalWhileConnectingTest {
     void sigtermDuringAnUnansweredTlsHandshakeExitsZeroAtOnce() throws Exception {
         EphemeralPki pki = EphemeralPki.create();
         FakeKubeApi kube = FakeKubeApi.builder().build();
-        try (ServerSocket silent = new ServerSocket(0, 10, InetAddress.getLoopbackAddress())) {
+        try (LoopbackListener silent = LoopbackListener.open("silent-router", 10)) {
             kube.put("ns", DemoMetadata.resource("ns", 0, "dynamo", 5557));
             BrokerProcess.writeSecrets(dir, pki, CREDENTIAL);
             // bus_connect_timeout far beyond the test's wait: only abandoning the attempt exits in time
-            BrokerProcess.writeConfig(dir, "https://localhost:" + silent.getLocalPort(), "signal-connect-test",
+            BrokerProcess.writeConfig(dir, "https://localhost:" + silent.port(), "signal-connect-test",
                     "bus_connect_timeout: 5m");
             child = BrokerProcess.start(dir, kube.kubeconfig());
-            silent.setSoTimeout((int) WAIT.toMillis());
-            try (Socket attempt = silent.accept()) {
+            try (Socket attempt = silent.awaitConnection()) {
                 attempt.setSoTimeout((int) WAIT.toMillis());
                 InputStream in = attempt.getInputStream();
                 assertTrue(in.read() >= 0, "the ClientHello arrives; the router never answers it");

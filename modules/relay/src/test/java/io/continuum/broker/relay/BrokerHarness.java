@@ -15,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
@@ -26,11 +25,11 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.dial.Connector;
 import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.TcpFaultProxy;
@@ -212,7 +211,7 @@ public final class BrokerHarness implements AutoCloseable {
     }
 
     /** A started broker with one subscription open: the publisher, the router's session, and the stream's two ends. */
-    public record Subscribed(Publisher publisher, RouterSession session, Socket upstream, RouterDataStream stream) {
+    public record Subscribed(LoopbackListener publisher, RouterSession session, Socket upstream, RouterDataStream stream) {
         /**
          * The router announces a drain that lets open streams run for {@code drainMs}, then subscribes bus stream
          * {@code id} to the same publisher; returns the broker's refusal of that subscribe (any other answer fails the test).
@@ -233,7 +232,7 @@ public final class BrokerHarness implements AutoCloseable {
      * {@code id} subscribed to the publisher and open end to end (see {@link #open}).
      */
     public Subscribed startSubscribed(long id) {
-        Publisher publisher = publisher();
+        LoopbackListener publisher = publisher();
         RouterSession session = startSession();
         OpenStream stream = open(session, id, publisher);
         return new Subscribed(publisher, session, stream.upstream(), stream.stream());
@@ -247,7 +246,7 @@ public final class BrokerHarness implements AutoCloseable {
      * Subscribes bus stream {@code id} to {@code publisher} on {@code session} and waits for every sign that it
      * opened: the broker's connection to the publisher, {@code stream_opened}, and the data stream at the router.
      */
-    public OpenStream open(RouterSession session, long id, Publisher publisher) {
+    public OpenStream open(RouterSession session, long id, LoopbackListener publisher) {
         Socket upstream = subscribeAndAwaitOpened(session, id, publisher);
         return new OpenStream(id, upstream, router.awaitDataStream(id, WAIT));
     }
@@ -257,7 +256,7 @@ public final class BrokerHarness implements AutoCloseable {
      * (returned) and {@code stream_opened}; the data stream at the router is left to the test (a router policy may
      * answer it with 404 or hold its head).
      */
-    public static Socket subscribeAndAwaitOpened(RouterSession session, long id, Publisher publisher) {
+    public static Socket subscribeAndAwaitOpened(RouterSession session, long id, LoopbackListener publisher) {
         session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
         Socket upstream = publisher.awaitConnection();
         Frame.ClientFrame answer = session.awaitAnswer(id, WAIT);
@@ -287,15 +286,11 @@ public final class BrokerHarness implements AutoCloseable {
     }
 
     /** A loopback publisher the test drives by hand: accepts connections and hands them over. */
-    public Publisher publisher() {
-        try {
-            Publisher p = Publisher.onLoopback(50);
-            closeables.add(p);
-            view.advertise(NAMESPACE, "127.0.0.1", p.port());
-            return p;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    public LoopbackListener publisher() {
+        LoopbackListener p = LoopbackListener.open("publisher", 50);
+        closeables.add(p);
+        view.advertise(NAMESPACE, "127.0.0.1", p.port());
+        return p;
     }
 
     /**
@@ -342,47 +337,6 @@ public final class BrokerHarness implements AutoCloseable {
         router.close();
         if (proxy != null) {
             proxy.close();
-        }
-    }
-
-    /** A TCP listener standing in for a ZMQ publisher; the test reads and writes raw bytes. */
-    public static final class Publisher implements AutoCloseable {
-        private final LinkedBlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
-        /** Every connection ever accepted, also those handed to the test: all closed with the publisher. */
-        private final List<Socket> all = new CopyOnWriteArrayList<>();
-        private final AcceptLoop loop;
-
-        /** A publisher on a free loopback port whose listener queues up to {@code backlog} connections. */
-        public static Publisher onLoopback(int backlog) throws IOException {
-            return new Publisher(new ServerSocket(0, backlog, InetAddress.getLoopbackAddress()));
-        }
-
-        public Publisher(ServerSocket server) {
-            this.loop = AcceptLoop.start("publisher-accept", server, s -> {
-                all.add(s);
-                accepted.add(s);
-            });
-        }
-
-        public int port() {
-            return loop.port();
-        }
-
-        public Socket awaitConnection() {
-            return takeWithinWait(accepted, "the broker did not connect to the publisher");
-        }
-
-        public int pendingConnections() {
-            return accepted.size();
-        }
-
-        /** Closes the listener (returning once its port refuses connections) and every accepted connection. */
-        @Override
-        public void close() throws IOException {
-            loop.close();
-            for (Socket s : all) {
-                s.close();
-            }
         }
     }
 }

@@ -14,8 +14,8 @@ import java.util.Random;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
-import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
@@ -28,7 +28,6 @@ import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -177,7 +176,7 @@ class DataPathTest {
     @Test
     void unsubscribeClosesThePublisherSocketSilently() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         session.subscribe(3, NAMESPACE, "127.0.0.1", publisher.port());
         Socket upstream = publisher.awaitConnection();
@@ -205,7 +204,7 @@ class DataPathTest {
     @Test
     void a404UnknownStreamClosesThePublisherSocketAndReportsNothing() throws Exception {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         h.start();
         h.router.streamPolicy(InProcessRouter.StreamPolicy.NOT_FOUND);
         RouterSession session = h.router.awaitSession(WAIT);
@@ -218,7 +217,7 @@ class DataPathTest {
     @Test
     void aResponseHeadLaterThanTheDeadlineEndsInIdleTimeout() throws Exception {
         h = new BrokerHarness(c -> c.timeouts(shrunk(Duration.ofMillis(300))), r -> r);
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         h.start();
         h.router.streamPolicy(InProcessRouter.StreamPolicy.HOLD_HEAD);
         RouterSession session = h.router.awaitSession(WAIT);

@@ -5,6 +5,7 @@ import java.io.IOException;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
@@ -33,7 +34,7 @@ class MetricHooksTest {
     @Test
     void aWelcomedAttemptAndAnOpenedStreamReportHowLongTheyTook() {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         await(h.metrics::connected, "welcomed");
         assertEquals(1, h.metrics.get("bus_connect_duration_seconds_count"));

@@ -5,6 +5,7 @@ import java.util.Random;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
@@ -28,8 +29,8 @@ class OverflowAndRevocationTest {
     @Test
     void anUnreadStreamOverflowsAloneWhileAnotherKeepsFlowing() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher flooding = h.publisher();
-            BrokerHarness.Publisher healthy = h.publisher();
+            LoopbackListener flooding = h.publisher();
+            LoopbackListener healthy = h.publisher();
             RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", flooding.port());
             Socket flood = flooding.awaitConnection();

@@ -9,16 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
-import java.time.Duration;
-import java.util.Map;
-import java.util.random.RandomGenerator;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
@@ -36,14 +31,14 @@ class RouterEndsDataStreamTest {
 
     @Test
     void routerEndingItsBodyHalfClosesThePublisherAndTheRelayGoesOnUntilThePublisherCloses() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 50);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(
-                     publisher.getLocalPort())) {
+                     publisher.port())) {
             RawH2Peer peer = raw.peer();
             EventBroker broker = raw.broker();
             try (RawBusRouter router = RawBusRouter.acceptSession(peer, WAIT)) {
-                router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-                try (Socket upstream = publisher.accept()) {
+                router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.port());
+                try (Socket upstream = publisher.awaitConnection()) {
                     router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
                     int h2 = 3; // the first data stream on the connection
                     await(() -> router.stream(h2).headers(), "data stream HEADERS");
@@ -78,13 +73,13 @@ class RouterEndsDataStreamTest {
      */
     @Test
     void aResetAfterTheRouterEndedItsBodyClosesTheIdlePublishersStream() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 50);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(
-                     publisher.getLocalPort())) {
+                     publisher.port())) {
             EventBroker broker = raw.broker();
             try (RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT)) {
-                router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-                try (Socket upstream = publisher.accept()) {
+                router.subscribe(9, NAMESPACE, "127.0.0.1", publisher.port());
+                try (Socket upstream = publisher.awaitConnection()) {
                     router.await(Frame.StreamOpened.class, f -> f.streamId() == 9, WAIT);
                     int h2 = 3;
                     await(() -> router.stream(h2).headers(), "data stream HEADERS");

@@ -15,6 +15,7 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
@@ -33,7 +34,7 @@ class RouterGoAwayTest {
 
     @Test
     void openStreamsRunOnNewSubscribesAreRefusedDrainingAndTheSessionEndsRouterClosed() throws Exception {
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
              Opened opened = Opened.stream5(raw, publisher)) {
             CountingMetrics metrics = raw.metrics();
@@ -79,7 +80,7 @@ class RouterGoAwayTest {
      */
     @Test
     void aStreamAboveTheLastStreamIdIsClosedDraining() throws Exception {
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
              Opened opened = Opened.stream5(raw, publisher)) {
             RawBusRouter session = opened.session();
@@ -99,7 +100,7 @@ class RouterGoAwayTest {
 
     @Test
     void aGoAwayWithAnErrorCodeEndsTheSessionAtOnce() throws Exception {
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
              Opened opened = Opened.stream5(raw, publisher)) {
             opened.session().wire().sendGoAway(opened.data(), 0x2); // INTERNAL_ERROR
@@ -112,7 +113,7 @@ class RouterGoAwayTest {
 
     /** A raw router's session, welcomed, with bus stream 5 open to the publisher end to end. */
     private record Opened(RawBusRouter session, Target target, int data, Socket upstream) implements AutoCloseable {
-        static Opened stream5(BrokerHarness.RawPeerBroker raw, BrokerHarness.Publisher publisher) throws Exception {
+        static Opened stream5(BrokerHarness.RawPeerBroker raw, LoopbackListener publisher) throws Exception {
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
             Target target = new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port());
             session.sendPacked(FrameCodec.encode(RawBusRouter.welcome("raw")),

@@ -6,8 +6,6 @@ import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.Map;
@@ -21,6 +19,7 @@ import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.api.RelayStatus;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawBusRouter;
 import org.junit.jupiter.api.Test;
@@ -120,16 +119,16 @@ class RouterStopsReadingTest {
      */
     @Test
     void refusalsDecidedByTheReaderNeverStopItReading() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.getLocalPort());
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 50);
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
              RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT, welcome(60_000, 20_000, 1),
                      RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {
             await(raw.metrics()::connected, "welcomed");
-            router.subscribe(1, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-            try (Socket upstream = publisher.accept()) {
+            router.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
+            try (Socket upstream = publisher.awaitConnection()) {
                 router.await(Frame.StreamOpened.class, f -> f.streamId() == 1, WAIT);
                 Thread flood = flood(router, 2, 3_000,
-                        new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.getLocalPort()));
+                        new Target.ZmqTcp(NAMESPACE, "127.0.0.1", publisher.port()));
 
                 raw.peer().accept(WAIT).close(); // the reconnect: only once the bound ended the session
                 flood.join();
@@ -170,13 +169,13 @@ class RouterStopsReadingTest {
      */
     @Test
     void aStreamClosedDroppedWithItsSessionIsNotCounted() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.getLocalPort());
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 50);
+             BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
              RawBusRouter router = RawBusRouter.acceptSession(raw.peer(), WAIT, welcome(60_000, 20_000, 1_024),
                      RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {
             await(raw.metrics()::connected, "welcomed");
-            router.subscribe(FLOOD + 1, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
-            try (Socket upstream = publisher.accept()) {
+            router.subscribe(FLOOD + 1, NAMESPACE, "127.0.0.1", publisher.port());
+            try (Socket upstream = publisher.awaitConnection()) {
                 router.await(Frame.StreamOpened.class, f -> f.streamId() == FLOOD + 1, WAIT);
                 stall(router, raw.metrics());
 

@@ -1,7 +1,6 @@
 package io.continuum.broker.relay;
 
 import java.io.IOException;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -14,6 +13,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.session.BusSession;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
@@ -146,7 +146,7 @@ class SessionLifecycleTest {
         h = withAnswer(hello -> hello == null ? null : SessionAnswer.first(new Frame.Welcome(1, id,
                 OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                 OptionalLong.empty())));
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));

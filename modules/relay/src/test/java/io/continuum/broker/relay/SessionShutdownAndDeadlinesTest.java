@@ -1,24 +1,19 @@
 package io.continuum.broker.relay;
 
-import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
-import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -30,7 +25,6 @@ import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -47,18 +41,8 @@ class SessionShutdownAndDeadlinesTest {
     @Test
     void aShutdownWhileTheRouterLeavesTheTlsHandshakeUnansweredEndsTheAttemptAtOnce() throws Exception {
         CountingMetrics metrics = new CountingMetrics();
-        LinkedBlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            Thread acceptor = Thread.ofVirtual().start(() -> {
-                try {
-                    while (true) {
-                        accepted.add(silent.accept());
-                    }
-                } catch (IOException closed) {
-                    // the test is over
-                }
-            });
-            RelayConfig config = RelayConfig.builder().busUrl(URI.create("https://localhost:" + silent.getLocalPort()))
+        try (LoopbackListener silent = LoopbackListener.open("silent-router", 50)) {
+            RelayConfig config = RelayConfig.builder().busUrl(URI.create("https://localhost:" + silent.port()))
                     .caCertificates(() -> List.of(BrokerHarness.PKI.caCertificate())).credential(() -> Credential.of(BrokerHarness.CREDENTIAL))
                     .clientId("broker-a").kubernetesNamespace("k").dynamoNamespaces(List.of(NAMESPACE))
                     // far beyond the test's wait: only abandoning the attempt lets shutdown return in time
@@ -69,8 +53,7 @@ class SessionShutdownAndDeadlinesTest {
                     RandomGenerator.getDefault())) {
                 LeakCheck.expect("broker bus connections open", connector::openConnections, 0);
                 broker.start();
-                Socket s = accepted.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-                assertNotNull(s, "the broker connects");
+                Socket s = silent.awaitConnection();
                 s.setSoTimeout((int) WAIT.toMillis());
                 InputStream in = s.getInputStream();
                 assertTrue(in.read() >= 0, "the ClientHello arrives; the router never answers it");
@@ -88,11 +71,7 @@ class SessionShutdownAndDeadlinesTest {
                 assertEquals(1, metrics.get("session_ends_total{reason=shutdown}"));
                 assertEquals(1, metrics.get("session_attempts_total{result=failed}"));
                 assertEquals(0, metrics.get("reconnects_total"));
-                assertTrue(accepted.isEmpty(), "no further attempt");
-                s.close();
-            } finally {
-                silent.close();
-                acceptor.join(WAIT);
+                assertEquals(0, silent.pendingConnections(), "no further attempt");
             }
         }
     }

@@ -9,8 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -29,6 +27,7 @@ import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
@@ -77,19 +76,19 @@ class StreamAnswerOrderTest {
     @Test
     void framesTheRouterSendsOnARevokedStreamAreIgnoredAndTheOtherStreamsGoOn() throws Exception {
         RawH2Peer peer = peer(Map.of());
-        ServerSocket a = publisher();
-        ServerSocket b = publisher();
+        LoopbackListener a = publisher();
+        LoopbackListener b = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 8);
         subscribeOpened(router, 9, a);
         subscribeOpened(router, 11, b);
-        Socket upA = accept(a);
-        Socket upB = accept(b);
+        Socket upA = a.awaitConnection();
+        Socket upB = b.awaitConnection();
         RawH2Peer.Connection wire = router.wire();
         wire.sendStatus200(3, false);
         wire.sendStatus200(5, false);
 
-        view.withdraw(NAMESPACE, "127.0.0.1", a.getLocalPort());
+        view.withdraw(NAMESPACE, "127.0.0.1", a.port());
         // the router keeps sending on stream 3 before and after it learns of the reset
         lateFrames(wire, 3, false);
         Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
@@ -111,7 +110,7 @@ class StreamAnswerOrderTest {
 
         // a new stream's head refers to the entry the ignored header block added (HPACK index 62)
         subscribeOpened(router, 13, b);
-        Socket upB2 = accept(b);
+        Socket upB2 = b.awaitConnection();
         wire.sendHeaders(7, false, new HeaderField(":status", "200"), LATE_FIELD); // LATE_FIELD goes as an index
         wire.sendData(7, "x".getBytes(StandardCharsets.US_ASCII), false);
         assertEquals("x", readExactly(upB2.getInputStream(), 1));
@@ -131,11 +130,11 @@ class StreamAnswerOrderTest {
     @Test
     void publisherEofIsReportedAtOnceAndTheSlotFreesAfterTheGrace() throws Exception {
         RawH2Peer peer = peer(Map.of(0x3, 2L));
-        ServerSocket a = publisher();
+        LoopbackListener a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 1);
         subscribeOpened(router, 9, a);
-        Socket up = accept(a);
+        Socket up = a.awaitConnection();
         router.wire().sendStatus200(3, false); // and the router never ends this response
         up.getOutputStream().write(new byte[] {1, 2, 3});
         up.close();
@@ -144,7 +143,7 @@ class StreamAnswerOrderTest {
         assertEquals(Code.UPSTREAM_CLOSED, closed.code());
         assertTrue(broker.status().openStreams().isEmpty(), "out of open_streams when the close was sent");
         assertEquals(1, metrics.get("stream_closes_total{code=upstream_closed}"));
-        router.subscribe(11, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.subscribe(11, NAMESPACE, "127.0.0.1", a.port());
         Frame answer = router.await(Frame.class, f -> answerFor(f, 11), WAIT);
         assertInstanceOf(Frame.StreamOpened.class, answer, "the stream left max_streams with its close: " + answer);
 
@@ -158,17 +157,17 @@ class StreamAnswerOrderTest {
     @Test
     void aRouterThatEndsItsResponseAfterEndStreamGetsNoReset() throws Exception {
         RawH2Peer peer = peer(Map.of(0x3, 2L));
-        ServerSocket a = publisher();
+        LoopbackListener a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 1);
         subscribeOpened(router, 9, a);
-        Socket up = accept(a);
+        Socket up = a.awaitConnection();
         router.wire().sendStatus200(3, false);
         up.close();
         router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
         await(() -> router.stream(3).requestEnded(), "END_STREAM on the data stream");
         router.wire().sendData(3, new byte[0], true);
-        router.subscribe(11, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.subscribe(11, NAMESPACE, "127.0.0.1", a.port());
         router.await(Frame.StreamOpened.class, f -> f.streamId() == 11, WAIT);
         assertEquals(List.of("HEADERS 3", "stream_opened 9", "END_STREAM 3", "stream_closed 9", "HEADERS 5",
                 "stream_opened 11"), router.wireEvents(), "both sides ended stream 3: nothing to reset");
@@ -182,11 +181,11 @@ class StreamAnswerOrderTest {
     @Test
     void aFlushTheRouterNeverReadsEndsTheStreamUpstreamClosedAnyway() throws Exception {
         RawH2Peer peer = peer(Map.of());
-        ServerSocket a = publisher();
+        LoopbackListener a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 8, RawBusRouter.Windows.OPEN_SESSION_ONLY);
         subscribeOpened(router, 9, a);
-        Socket up = accept(a);
+        Socket up = a.awaitConnection();
         router.wire().sendStatus200(3, false);
         up.getOutputStream().write(new byte[200_000]); // the stream window takes 65,535 of it
         up.close();
@@ -206,11 +205,11 @@ class StreamAnswerOrderTest {
     @Test
     void aPublisherEndDuringADrainEndsTheDrainWithItsLastStream() throws Exception {
         RawH2Peer peer = peer(Map.of());
-        ServerSocket a = publisher();
+        LoopbackListener a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 8);
         subscribeOpened(router, 9, a);
-        Socket up = accept(a);
+        Socket up = a.awaitConnection();
         router.wire().sendStatus200(3, false); // never ended
         router.send(new Frame.Drain("maintenance", OptionalLong.of(60_000)));
         await(() -> broker.status().state() == io.continuum.broker.relay.api.SessionState.DRAINING,
@@ -227,17 +226,17 @@ class StreamAnswerOrderTest {
     @Test
     void anIdIsFreeForReuseWhenItsRefusalArrives() throws Exception {
         RawH2Peer peer = peer(Map.of());
-        ServerSocket unadvertised = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        LoopbackListener unadvertised = LoopbackListener.open("unadvertised", 50);
         closeables.add(unadvertised);
         startBroker(peer);
         RawBusRouter router = router(peer, 8);
         // hold the broker right after the refusal is written until the router's reuse of the id is decided
         tap.holdAfter(f -> f instanceof Frame.StreamRefused r && r.streamId() == 9,
                 () -> metrics.get("subscribes_total{result=refused}") >= 2);
-        router.subscribe(9, NAMESPACE, "127.0.0.1", unadvertised.getLocalPort());
+        router.subscribe(9, NAMESPACE, "127.0.0.1", unadvertised.port());
         Frame.StreamRefused first = router.await(Frame.StreamRefused.class, f -> f.streamId() == 9, WAIT);
         assertEquals(Code.TARGET_NOT_ADVERTISED, first.code());
-        router.subscribe(9, NAMESPACE, "127.0.0.1", unadvertised.getLocalPort());
+        router.subscribe(9, NAMESPACE, "127.0.0.1", unadvertised.port());
         Frame.StreamRefused second = router.await(Frame.StreamRefused.class, f -> f.streamId() == 9, WAIT);
         assertEquals(Code.TARGET_NOT_ADVERTISED, second.code(), "the id was free again: " + second);
     }
@@ -250,18 +249,18 @@ class StreamAnswerOrderTest {
     @ValueSource(booleans = {true, false})
     void aClosedStreamIsOutOfTheTableWhenItsCloseArrives(boolean reuseId) throws Exception {
         RawH2Peer peer = peer(Map.of());
-        ServerSocket a = publisher();
-        ServerSocket b = publisher();
+        LoopbackListener a = publisher();
+        LoopbackListener b = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 1);
         subscribeOpened(router, 9, a);
         tap.holdAfter(f -> f instanceof Frame.StreamClosed c && c.streamId() == 9,
                 () -> metrics.get("subscribes_total{result=opened}") >= 2
                         || metrics.get("subscribes_total{result=refused}") >= 1);
-        view.withdraw(NAMESPACE, "127.0.0.1", a.getLocalPort());
+        view.withdraw(NAMESPACE, "127.0.0.1", a.port());
         router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
         long next = reuseId ? 9 : 11;
-        router.subscribe(next, NAMESPACE, "127.0.0.1", b.getLocalPort());
+        router.subscribe(next, NAMESPACE, "127.0.0.1", b.port());
         Frame answer = router.await(Frame.class, f -> answerFor(f, next), WAIT);
         assertInstanceOf(Frame.StreamOpened.class, answer, "the closed stream had left the table: " + answer);
     }
@@ -274,15 +273,15 @@ class StreamAnswerOrderTest {
     @Test
     void aSubscribeRevokedWhileWaitingForASlotNeverOpensItsDataStream() throws Exception {
         RawH2Peer peer = peer(Map.of(0x3, 2L));
-        ServerSocket a = publisher();
-        ServerSocket b = publisher();
+        LoopbackListener a = publisher();
+        LoopbackListener b = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 2);
         subscribeOpened(router, 9, a);
-        router.subscribe(11, NAMESPACE, "127.0.0.1", b.getLocalPort());
+        router.subscribe(11, NAMESPACE, "127.0.0.1", b.port());
         await(() -> tap.tracking().slotWaiters() == 1, "stream 11 waits for an HTTP/2 slot");
 
-        view.withdraw(NAMESPACE, "127.0.0.1", b.getLocalPort());
+        view.withdraw(NAMESPACE, "127.0.0.1", b.port());
         Frame.StreamRefused refused = router.await(Frame.StreamRefused.class, f -> f.streamId() == 11, WAIT);
         assertEquals(Code.TARGET_NOT_ADVERTISED, refused.code());
         router.send(new Frame.Unsubscribe(9)); // frees the slot stream 11 was waiting for
@@ -302,7 +301,7 @@ class StreamAnswerOrderTest {
     @Test
     void aRevocationRacingTheOpenIsReportedAfterTheOpen() throws Exception {
         RawH2Peer peer = peer(Map.of());
-        ServerSocket a = publisher();
+        LoopbackListener a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 8);
         AtomicBoolean revoked = new AtomicBoolean();
@@ -333,7 +332,7 @@ class StreamAnswerOrderTest {
         // revocation run to its end (or write its close) before stream_opened goes
         metrics.onSubscribeOpened(() -> {
             if (once.compareAndSet(false, true)) {
-                view.withdraw(NAMESPACE, "127.0.0.1", a.getLocalPort());
+                view.withdraw(NAMESPACE, "127.0.0.1", a.port());
                 long deadline = System.nanoTime() + WAIT.toNanos();
                 while (!revoked.get() && tap.written().stream().noneMatch(f -> f instanceof Frame.StreamClosed)
                         && System.nanoTime() < deadline) {
@@ -342,7 +341,7 @@ class StreamAnswerOrderTest {
                 }
             }
         });
-        router.subscribe(9, NAMESPACE, "127.0.0.1", a.getLocalPort());
+        router.subscribe(9, NAMESPACE, "127.0.0.1", a.port());
         Frame first = router.await(Frame.class, f -> answerFor(f, 9) || f instanceof Frame.StreamClosed, WAIT);
         assertInstanceOf(Frame.StreamOpened.class, first, "the open comes first");
         Frame.StreamClosed closed = router.await(Frame.StreamClosed.class, f -> f.streamId() == 9, WAIT);
@@ -353,8 +352,8 @@ class StreamAnswerOrderTest {
     // ----------------------------------------------------------------------------------------------------------
 
     /** Subscribes bus stream {@code id} to {@code publisher} and waits for its {@code stream_opened}. */
-    private static void subscribeOpened(RawBusRouter router, long id, ServerSocket publisher) throws Exception {
-        router.subscribe(id, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+    private static void subscribeOpened(RawBusRouter router, long id, LoopbackListener publisher) throws Exception {
+        router.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
         router.await(Frame.StreamOpened.class, f -> f.streamId() == id, WAIT);
     }
 
@@ -401,18 +400,11 @@ class StreamAnswerOrderTest {
         return peer;
     }
 
-    private ServerSocket publisher() throws IOException {
-        ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    private LoopbackListener publisher() {
+        LoopbackListener s = LoopbackListener.open("publisher", 50);
         closeables.add(s);
-        view.advertise(NAMESPACE, "127.0.0.1", s.getLocalPort());
+        view.advertise(NAMESPACE, "127.0.0.1", s.port());
         return s;
-    }
-
-    private Socket accept(ServerSocket s) throws IOException {
-        s.setSoTimeout((int) WAIT.toMillis());
-        Socket socket = s.accept();
-        closeables.add(socket);
-        return socket;
     }
 
     private void startBroker(RawH2Peer peer) {

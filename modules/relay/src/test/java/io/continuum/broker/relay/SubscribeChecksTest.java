@@ -9,6 +9,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
@@ -35,8 +36,8 @@ class SubscribeChecksTest {
      * Starts the broker, opens stream 1 to a publisher, then subscribes stream 2 to it: the broker has no stream left
      * for it and must refuse it {@code too_many_streams}. Returns the publisher (stream 1's dial waits on it).
      */
-    private BrokerHarness.Publisher secondStreamIsTooManyStreams() {
-        BrokerHarness.Publisher publisher = h.publisher();
+    private LoopbackListener secondStreamIsTooManyStreams() {
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
@@ -52,7 +53,7 @@ class SubscribeChecksTest {
     @Test
     void row1DrainingRefusesEverySubscribe() {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         // An open stream keeps the drain going (with none, the session would end at once).
         BrokerHarness.subscribeAndAwaitOpened(session, 1, publisher);
@@ -66,7 +67,7 @@ class SubscribeChecksTest {
     @Test
     void row2AStreamIdAlreadyOpenIsADuplicate() {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(1, WAIT));
@@ -100,7 +101,7 @@ class SubscribeChecksTest {
     @Test
     void rows5To7OnlyAdvertisedPublishersOfCoveredNamespacesAreDialed() throws IOException {
         h = new BrokerHarness();
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         session.subscribe(1, "other-namespace", "127.0.0.1", publisher.port());
         session.subscribe(2, NAMESPACE, "127.0.0.1", publisher.port() == 65535 ? 1 : publisher.port() + 1);
@@ -119,7 +120,7 @@ class SubscribeChecksTest {
     @Test
     void row9LoopbackIsNotAllowedWithoutAnAllowingCidr() {
         h = new BrokerHarness(c -> c.allowedCidrs(List.of()), r -> r);
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         h.view.advertise(NAMESPACE, "169.254.169.254", 80);
         h.view.advertise(NAMESPACE, "localhost", publisher.port());
         RouterSession session = h.startSession();
@@ -136,7 +137,7 @@ class SubscribeChecksTest {
     @Test
     void row9AnAddressOutsideAllowedCidrsIsNotAllowed() {
         h = new BrokerHarness(c -> c.allowedCidrs(List.of(Cidr.parse("10.244.0.0/16"))), r -> r);
-        BrokerHarness.Publisher publisher = h.publisher();
+        LoopbackListener publisher = h.publisher();
         RouterSession session = h.startSession();
         session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
         assertEquals(Code.TARGET_NOT_ALLOWED, refused(session, 1).code());
@@ -161,7 +162,7 @@ class SubscribeChecksTest {
                 s.maxConcurrentDials());
         // The session stream takes one of the two slots the router allows, the first data stream the other.
         h = new BrokerHarness(c -> c.timeouts(shortSlot), r -> r.maxConcurrentStreams(2));
-        BrokerHarness.Publisher publisher = secondStreamIsTooManyStreams();
+        LoopbackListener publisher = secondStreamIsTooManyStreams();
         publisher.awaitConnection();
         java.net.Socket second = publisher.awaitConnection();
         assertEquals(-1, readQuietly(second), "the upstream socket is closed when the slot wait expires");

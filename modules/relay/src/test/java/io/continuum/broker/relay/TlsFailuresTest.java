@@ -1,5 +1,6 @@
 package io.continuum.broker.relay;
 
+import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.await.Poll;
 import java.io.IOException;
 import java.io.InputStream;
@@ -179,31 +180,22 @@ class TlsFailuresTest {
 
     /** A JDK server socket on the bus port that is not a usable router; records when each connection arrives. */
     private static final class BusPortServer implements Accepts, AutoCloseable {
-        private final ServerSocket server;
         private final LinkedBlockingQueue<Long> accepts = new LinkedBlockingQueue<>();
         private final List<Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
-        private final Thread acceptor;
+        private final AcceptLoop loop;
 
         private BusPortServer(ServerSocket server, SocketHandler handler) {
-            this.server = server;
-            this.acceptor = Thread.ofVirtual().name("bad-router-accept").start(() -> {
-                try {
-                    while (true) {
-                        Socket s = server.accept();
-                        accepts.add(System.nanoTime());
-                        sockets.add(s);
-                        Thread.ofVirtual().name("bad-router-conn").start(() -> {
-                            try (s) {
-                                s.setSoTimeout(20_000);
-                                handler.handle(s);
-                            } catch (IOException expected) {
-                                // the broker hangs up
-                            }
-                        });
+            this.loop = AcceptLoop.start("bad-router-accept", server, s -> {
+                accepts.add(System.nanoTime());
+                sockets.add(s);
+                Thread.ofVirtual().name("bad-router-conn").start(() -> {
+                    try (s) {
+                        s.setSoTimeout(20_000);
+                        handler.handle(s);
+                    } catch (IOException expected) {
+                        // the broker hangs up
                     }
-                } catch (IOException closed) {
-                    // server closed
-                }
+                });
             });
         }
 
@@ -241,7 +233,7 @@ class TlsFailuresTest {
 
         @Override
         public URI url() {
-            return URI.create("https://localhost:" + server.getLocalPort());
+            return URI.create("https://localhost:" + loop.port());
         }
 
         @Override
@@ -251,14 +243,9 @@ class TlsFailuresTest {
 
         @Override
         public void close() throws IOException {
-            server.close();
+            loop.close();
             for (Socket s : sockets) {
                 s.close();
-            }
-            try {
-                acceptor.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
         }
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import io.continuum.broker.testing.net.AcceptLoop;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -26,10 +27,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * accept queue is FIFO, so every connection established before the sentinel is accepted before it.
  */
 public final class AcceptRecorder implements AutoCloseable {
-    private final ServerSocket server;
     private final BlockingQueue<Socket> accepted = new LinkedBlockingQueue<>();
     private final List<Socket> all = new CopyOnWriteArrayList<>();
-    private final Thread acceptor;
+    private final AcceptLoop loop;
 
     /**
      * Listens on the wildcard address, any free port.
@@ -37,24 +37,17 @@ public final class AcceptRecorder implements AutoCloseable {
      * @throws IOException when it cannot listen
      */
     public AcceptRecorder() throws IOException {
-        server = new ServerSocket();
+        ServerSocket server = new ServerSocket();
         server.bind(new InetSocketAddress((InetAddress) null, 0), 64);
-        acceptor = Thread.ofVirtual().name("accept-recorder").start(() -> {
-            try {
-                while (true) {
-                    Socket s = server.accept();
-                    all.add(s);
-                    accepted.add(s);
-                }
-            } catch (IOException closed) {
-                // server closed
-            }
+        loop = AcceptLoop.start("accept-recorder", server, s -> {
+            all.add(s);
+            accepted.add(s);
         });
     }
 
     /** @return the listening port */
     public int port() {
-        return server.getLocalPort();
+        return loop.port();
     }
 
     /**
@@ -84,12 +77,7 @@ public final class AcceptRecorder implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        server.close();
-        try {
-            acceptor.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        loop.close();
         for (Socket s : all) {
             s.close();
         }

@@ -1,5 +1,6 @@
 package io.continuum.broker.relay.dial;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import static io.continuum.broker.relay.dial.Fixtures.NS;
 import static io.continuum.broker.relay.dial.Fixtures.check;
 import static io.continuum.broker.relay.dial.Fixtures.dialer;
@@ -11,9 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
@@ -96,8 +95,8 @@ class CancellationTest {
 
     @Test
     void cancelWhileWaitingForADialPermitLeavesThePermitsIntact() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            int port = publisher.getLocalPort();
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
+            int port = publisher.port();
             CountDownLatch gate = new CountDownLatch(1);
             CountDownLatch firstEntered = new CountDownLatch(1);
             Connector gated = (s, remote, timeout) -> {
@@ -135,8 +134,8 @@ class CancellationTest {
 
     @Test
     void aConnectionThatLosesTheRaceAgainstCancelIsClosedNotDelivered() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            int port = publisher.getLocalPort();
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
+            int port = publisher.port();
             CompletableFuture<BackgroundDial> self = new CompletableFuture<>();
             AtomicReference<Socket> connected = new AtomicReference<>();
             // The unsubscribe arrives the instant the TCP handshake completes.
@@ -153,7 +152,7 @@ class CancellationTest {
             self.complete(attempt);
 
             assertSame(DialResult.Cancelled.INSTANCE, attempt.await(WAIT));
-            try (Socket accepted = publisher.accept()) {
+            try (Socket accepted = publisher.awaitConnection()) {
                 assertEquals(-1, accepted.getInputStream().read(), "the publisher sees the connection closed");
             }
             assertTrue(connected.get().isClosed());
@@ -162,8 +161,8 @@ class CancellationTest {
 
     @Test
     void cancelAfterConnectedLeavesTheSocketToItsOwner() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            int port = publisher.getLocalPort();
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
+            int port = publisher.port();
             TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port), new TableResolver(),
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 

@@ -1,5 +1,6 @@
 package io.continuum.broker.relay.dial;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import static io.continuum.broker.relay.dial.Fixtures.NS;
 import static io.continuum.broker.relay.dial.Fixtures.check;
 import static io.continuum.broker.relay.dial.Fixtures.dialer;
@@ -195,8 +196,8 @@ class CheckOrderTest {
 
     @Test
     void aConnectionCarriesTheAdvertisedKeyAndExactlyTheAddressThatPassedTheFilter() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            int port = publisher.getLocalPort();
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
+            int port = publisher.port();
             dns.map("mixed.publisher.test", "169.254.169.254", "127.0.0.1");
             TargetCheck check = checkWith(new MutableView().synced(true).advertise(NS, "mixed.publisher.test", port),
                     Fixtures.filter(List.of("127.0.0.0/8")));

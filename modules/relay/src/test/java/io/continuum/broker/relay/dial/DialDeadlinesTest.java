@@ -1,5 +1,6 @@
 package io.continuum.broker.relay.dial;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import static io.continuum.broker.relay.dial.Fixtures.NS;
 import static io.continuum.broker.relay.dial.Fixtures.check;
 import static io.continuum.broker.relay.dial.Fixtures.dialer;
@@ -70,11 +71,11 @@ class DialDeadlinesTest {
     @Test
     void rowEight_anIpLiteralResolvesToItselfWithoutDns() throws Exception {
         TableResolver dns = new TableResolver();
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", publisher.getLocalPort()), dns,
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", publisher.port()), dns,
                     Duration.ofSeconds(5), dialer(Duration.ofSeconds(5), Duration.ofSeconds(10), 4, Connector.SYSTEM));
 
-            DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.port())).await(WAIT);
 
             assertInstanceOf(DialResult.Connected.class, outcome).socket().close();
             assertEquals(0, dns.lookups(), "no lookup for a literal");
@@ -163,8 +164,8 @@ class DialDeadlinesTest {
     @Test
     void rowTen_whenTheFirstAddressRefusesTheSecondIsDialed() throws Exception {
         // Listening on 127.0.0.1 only: the same port on 127.0.0.2 answers RST.
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.ofLiteral("127.0.0.1"))) {
-            int port = publisher.getLocalPort();
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8, InetAddress.ofLiteral("127.0.0.1"))) {
+            int port = publisher.port();
             TableResolver dns = new TableResolver().map("two.publisher.test", "127.0.0.2", "127.0.0.1");
             RecordingConnector connector = new RecordingConnector();
             TargetCheck check = check(new MutableView().synced(true).advertise(NS, "two.publisher.test", port), dns,
@@ -173,7 +174,7 @@ class DialDeadlinesTest {
             DialResult outcome = BackgroundDial.start(check, target("two.publisher.test", port)).await(WAIT);
 
             DialResult.Connected connected = assertInstanceOf(DialResult.Connected.class, outcome);
-            try (Socket socket = connected.socket(); Socket accepted = publisher.accept()) {
+            try (Socket socket = connected.socket(); Socket accepted = publisher.awaitConnection()) {
                 assertEquals(at("127.0.0.1", port), connected.remote());
                 assertEquals(List.of(at("127.0.0.2", port), at("127.0.0.1", port)), connector.attempts,
                         "resolver order, refused address first");
@@ -185,13 +186,13 @@ class DialDeadlinesTest {
     @Test
     void publisherSocketsGetNoDelayKeepaliveWithShortTimersAndTheReceiveBuffer() throws Exception {
         SocketSettings settings = new SocketSettings(Duration.ofSeconds(7), Duration.ofSeconds(3), 4, 256 * 1024);
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
             UpstreamDialer dialer = new UpstreamDialer(Fixtures.LOOPBACK_ALLOWED, Duration.ofSeconds(5),
                     Duration.ofSeconds(10), 4, settings, Connector.SYSTEM);
-            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", publisher.getLocalPort()),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "127.0.0.1", publisher.port()),
                     new TableResolver(), Duration.ofSeconds(5), dialer);
 
-            DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort())).await(WAIT);
+            DialResult outcome = BackgroundDial.start(check, target("127.0.0.1", publisher.port())).await(WAIT);
 
             try (Socket socket = assertInstanceOf(DialResult.Connected.class, outcome).socket()) {
                 assertTrue(socket.getTcpNoDelay(), "TCP_NODELAY");
@@ -262,12 +263,12 @@ class DialDeadlinesTest {
      * A loopback publisher, a dialer with one dial permit and connect budget {@code connectBudget} whose first connect
      * waits at the {@link GateConnector}'s gate, and that first dial started and seen at the gate (holding the permit).
      */
-    private record FirstDialHeld(ServerSocket publisher, GateConnector connector, UpstreamDialer dialer,
+    private record FirstDialHeld(LoopbackListener publisher, GateConnector connector, UpstreamDialer dialer,
                                  TargetCheck check, BackgroundDial first) implements AutoCloseable {
         static FirstDialHeld start(Duration connectBudget) throws Exception {
-            ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+            LoopbackListener publisher = LoopbackListener.open("publisher", 8);
             try {
-                int port = publisher.getLocalPort();
+                int port = publisher.port();
                 GateConnector connector = new GateConnector();
                 UpstreamDialer dialer = Fixtures.dialer(Duration.ofSeconds(5), connectBudget, 1, connector);
                 TargetCheck check = Fixtures.check(new MutableView().synced(true).advertise(NS, "127.0.0.1", port),
@@ -283,7 +284,7 @@ class DialDeadlinesTest {
 
         /** Another dial of the same publisher through the same check. */
         BackgroundDial dialAgain() {
-            return BackgroundDial.start(check, target("127.0.0.1", publisher.getLocalPort()));
+            return BackgroundDial.start(check, target("127.0.0.1", publisher.port()));
         }
 
         @Override

@@ -1,5 +1,6 @@
 package io.continuum.broker.relay.dial;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import static io.continuum.broker.relay.dial.Fixtures.NS;
 import static io.continuum.broker.relay.dial.Fixtures.check;
 import static io.continuum.broker.relay.dial.Fixtures.dialer;
@@ -10,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
@@ -29,8 +29,8 @@ class NoSecondResolutionTest {
 
     @Test
     void theDialedAddressIsTheInstanceThatPassedTheFilterAndTheNameIsResolvedOnce() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
-            int port = publisher.getLocalPort();
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
+            int port = publisher.port();
             InetAddress first = InetAddress.ofLiteral("127.0.0.1");
             AtomicInteger lookups = new AtomicInteger();
             // First answer allowed, every later answer the metadata address.
@@ -44,7 +44,7 @@ class NoSecondResolutionTest {
                     .await(Duration.ofSeconds(30));
 
             DialResult.Connected connected = assertInstanceOf(DialResult.Connected.class, outcome);
-            try (Socket socket = connected.socket(); Socket accepted = publisher.accept()) {
+            try (Socket socket = connected.socket(); Socket accepted = publisher.awaitConnection()) {
                 assertEquals(1, lookups.get(), "resolved once");
                 assertEquals(1, connector.attempts.size());
                 assertFalse(connector.attempts.getFirst().isUnresolved(), "dialed by address, not by name");

@@ -1,5 +1,6 @@
 package io.continuum.broker.relay.dial;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import static io.continuum.broker.relay.dial.Fixtures.NS;
 import static io.continuum.broker.relay.dial.Fixtures.check;
 import static io.continuum.broker.relay.dial.Fixtures.dialer;
@@ -10,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.InterruptedIOException;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +32,7 @@ class StageDeadlinesTest {
 
     @Test
     void dnsTimeWithinItsOwnDeadlineDoesNotEatTheConnectBudget() throws Exception {
-        try (ServerSocket publisher = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 8)) {
             // DNS answers after 2.5 s (its deadline is 5 s); the connect budget is 2 s. Counted from the
             // subscribe, nothing would be left to connect with; counted from the end of DNS, it is all there.
             NameResolver slowDns = name -> {
@@ -44,10 +44,10 @@ class StageDeadlinesTest {
                 return List.of(InetAddress.getLoopbackAddress());
             };
             RecordingConnector connector = new RecordingConnector();
-            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "slow.publisher.test", publisher.getLocalPort()),
+            TargetCheck check = check(new MutableView().synced(true).advertise(NS, "slow.publisher.test", publisher.port()),
                     slowDns, Duration.ofSeconds(5), dialer(Duration.ofSeconds(2), Duration.ofSeconds(2), 4, connector));
 
-            DialResult outcome = BackgroundDial.start(check, target("slow.publisher.test", publisher.getLocalPort()))
+            DialResult outcome = BackgroundDial.start(check, target("slow.publisher.test", publisher.port()))
                     .await(WAIT);
 
             assertInstanceOf(DialResult.Connected.class, outcome, () -> "refused: " + outcome).socket().close();

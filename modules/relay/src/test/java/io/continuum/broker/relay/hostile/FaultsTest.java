@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.BrokerHarness;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.Census;
@@ -38,7 +39,7 @@ class FaultsTest {
     @Test
     void anAbortiveCloseMidTransferIsUpstreamClosedAndTheOtherStreamFlows() throws Exception {
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
+            LoopbackListener publisher = h.publisher();
             RouterSession session = h.startSession();
             BrokerHarness.OpenStream opened1 = h.open(session, 1, publisher);
             Socket aborted = opened1.upstream();
@@ -87,7 +88,7 @@ class FaultsTest {
             long id = 0;
             for (int cycle = 0; cycle < 3; cycle++) {
                 // Up: accepts, serves, then closes.
-                try (BrokerHarness.Publisher up = new BrokerHarness.Publisher(listen(port))) {
+                try (LoopbackListener up = LoopbackListener.on("publisher", listen(port))) {
                     session.subscribe(++id, NAMESPACE, "127.0.0.1", port);
                     Socket upstream = up.awaitConnection();
                     RouterDataStream stream = h.router.awaitDataStream(id, WAIT);
@@ -114,7 +115,7 @@ class FaultsTest {
     void oneByteWritesBothWaysArriveInOrderAndComplete() throws Exception {
         int count = 1_000;
         try (BrokerHarness h = new BrokerHarness()) {
-            BrokerHarness.Publisher publisher = h.publisher();
+            LoopbackListener publisher = h.publisher();
             RouterSession session = h.startSession();
             session.subscribe(1, NAMESPACE, "127.0.0.1", publisher.port());
             Socket upstream = publisher.awaitConnection();
@@ -165,7 +166,7 @@ class FaultsTest {
     void aBusConnectionCutAgainAndAgainEndsEachSessionOnceAndLeaksNothing() throws Exception {
         int cuts = 6;
         try (BrokerHarness h = new BrokerHarness(true)) {
-            BrokerHarness.Publisher publisher = h.publisher();
+            LoopbackListener publisher = h.publisher();
             RouterSession session = h.startSession();
             Socket upstream = openOneStream(h, session, publisher, 1);
             int threadsBefore = brokerThreads();
@@ -196,7 +197,7 @@ class FaultsTest {
         long deadlineMs = 1_500;
         // TCP_NODELAY on the router, or its WINDOW_UPDATEs wait for Nagle and throttle the streams.
         try (BrokerHarness h = new BrokerHarness(c -> c, r -> r.tcpNoDelay(true))) {
-            BrokerHarness.Publisher publisher = h.publisher();
+            LoopbackListener publisher = h.publisher();
             RouterSession session = h.startSession();
             int streams = 3;
             List<Socket> upstreams = new ArrayList<>();
@@ -255,7 +256,7 @@ class FaultsTest {
         }
     }
 
-    private static Socket openOneStream(BrokerHarness h, RouterSession session, BrokerHarness.Publisher publisher,
+    private static Socket openOneStream(BrokerHarness h, RouterSession session, LoopbackListener publisher,
                                         long id) throws IOException {
         BrokerHarness.OpenStream openedId = h.open(session, id, publisher);
         Socket upstream = openedId.upstream();

@@ -12,6 +12,7 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.EventBroker;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
@@ -36,7 +37,7 @@ class MalformedDataStreamResponseTest {
 
     @Test
     void dataBeforeTheResponseHeadersClosesThatStreamProtocolErrorAndTheSessionGoesOn() throws Exception {
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
             EventBroker broker = raw.broker();
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
@@ -84,7 +85,7 @@ class MalformedDataStreamResponseTest {
      */
     @Test
     void dataAfterTheRouterEndedItsResponseClosesThatStreamProtocolError() throws Exception {
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
             EventBroker broker = raw.broker();
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();

@@ -11,6 +11,7 @@ import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.MutableView;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
@@ -41,8 +42,8 @@ class OversizedFramesTest {
     void aFrameOverTheNegotiatedLimitEndsOnlyThatSessionAndTheBrokerReconnects() throws Exception {
         try (BrokerHarness h = new BrokerHarness(c -> c, r -> r.sessionPolicy(hello -> hello == null ? null
                 : SessionAnswer.welcome(-1, -1, -1, -1, NEGOTIATED_MAX)))) {
-            BrokerHarness.Publisher publisherA = h.publisher();
-            BrokerHarness.Publisher publisherB = h.publisher();
+            LoopbackListener publisherA = h.publisher();
+            LoopbackListener publisherB = h.publisher();
             MutableView viewB = new MutableView().synced(true).advertise(NAMESPACE, "127.0.0.1", publisherB.port());
             CountingMetrics metricsB = new CountingMetrics();
             RouterSession a = h.startSession();

@@ -1,12 +1,9 @@
 package io.continuum.broker.relay.hostile;
 
-import java.net.InetAddress;
 import java.nio.ByteBuffer;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
-import java.util.OptionalLong;
 
 import io.continuum.broker.metadata.watch.MetadataWatcher;
 import io.continuum.broker.protocol.Code;
@@ -17,6 +14,7 @@ import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.dial.FullBacklogListener;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
@@ -93,7 +91,7 @@ class RevocationTest {
     /** On the wire (raw HTTP/2 peer): the revoked data stream gets RST_STREAM CANCEL, then stream_closed. */
     @Test
     void anOpenStreamWhoseTargetIsWithdrawnIsResetWithCancelAndReportedTargetNotAdvertised() throws Exception {
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(10);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
             EventBroker broker = raw.broker();
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
@@ -145,8 +143,7 @@ class RevocationTest {
     void anApiOutageAloneClosesNothingAndADeletionAfterItRevokes() throws Exception {
         String ns = "gpu-serving";
         CountingMetrics metrics = new CountingMetrics();
-        try (ServerSocket listener = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
-             BrokerHarness.Publisher publisher = new BrokerHarness.Publisher(listener);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              FakeKubeApi kube = FakeKubeApi.builder().build();
              InProcessRouter router = InProcessRouter.builder()
                      .tls(BrokerHarness.SERVER.key(), List.of(BrokerHarness.SERVER.certificate()))

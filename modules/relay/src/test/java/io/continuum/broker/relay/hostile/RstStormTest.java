@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.net.Socket;
 import java.util.HashSet;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.Set;
 
 import io.continuum.broker.protocol.Frame;
@@ -12,6 +11,7 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.EventBroker;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
 import io.continuum.broker.testing.router.RawH2Peer;
@@ -36,7 +36,7 @@ class RstStormTest {
     @Test
     void everyResetStreamClosesItsPublisherSocketSilentlyAndTheSessionCarriesOn() throws Exception {
         int storm = 300;
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(storm);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", storm);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
             EventBroker broker = raw.broker();
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();

@@ -10,6 +10,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.dial.FullBacklogListener;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.RouterSession;
 import org.junit.jupiter.api.Test;
@@ -39,13 +40,13 @@ class SubscribeStormTest {
                 c -> c.timeouts(Brokers.dialing(RelayConfigDefaults.CONNECT_BUDGET, dialBound)),
                 r -> r.tcpNoDelay(true).sessionPolicy(hello -> hello == null ? null
                         : SessionAnswer.welcome(-1, -1, maxStreams, -1, -1)), false, dials)) {
-            List<BrokerHarness.Publisher> publishers = new ArrayList<>();
+            List<LoopbackListener> publishers = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 publishers.add(h.publisher());
             }
             RouterSession session = h.startSession();
             for (long id = 1; id <= storm; id++) {
-                BrokerHarness.Publisher p = publishers.get((int) (id % publishers.size()));
+                LoopbackListener p = publishers.get((int) (id % publishers.size()));
                 session.subscribe(id, NAMESPACE, "127.0.0.1", p.port());
                 if (id <= maxStreams) {
                     // The same id again while it is opening or open: row 2.
@@ -74,7 +75,7 @@ class SubscribeStormTest {
 
             // Every publisher closes: one stream_closed each; no second answer for any subscribe came meanwhile.
             List<Socket> upstreams = new ArrayList<>();
-            for (BrokerHarness.Publisher p : publishers) {
+            for (LoopbackListener p : publishers) {
                 for (int i = 0; i < maxStreams / publishers.size(); i++) {
                     upstreams.add(p.awaitConnection());
                 }

@@ -18,6 +18,7 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.EventBroker;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
@@ -50,7 +51,7 @@ class UnreadStreamsTest {
      */
     @Test
     void atTheSmallestStreamBudgetAReadStreamFlowsWhileUnreadOnesOverflow() throws Exception {
-        try (BrokerHarness.Publisher publisher = BrokerHarness.Publisher.onLoopback(50);
+        try (LoopbackListener publisher = LoopbackListener.open("publisher", 50);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port())) {
             EventBroker broker = raw.broker();
             RawBusRouter session = RawBusRouter.accept(raw.peer(), WAIT, Windows.OPEN_SESSION_ONLY).sendSessionHead();
@@ -153,7 +154,7 @@ class UnreadStreamsTest {
     void unreadStreamsTogetherNeverHoldMoreThanTheSessionBudget() throws Exception {
         long sessionBudget = 2 * 1024 * 1024;
         try (BrokerHarness h = new BrokerHarness(c -> c.timeouts(Brokers.sessionBuffer(sessionBudget)), r -> r)) {
-            BrokerHarness.Publisher publisher = h.publisher();
+            LoopbackListener publisher = h.publisher();
             RouterSession session = h.startSession();
             int streams = 8; // 8 x the default 1 MiB stream budget: four times the session's
             List<Socket> flooded = new ArrayList<>();

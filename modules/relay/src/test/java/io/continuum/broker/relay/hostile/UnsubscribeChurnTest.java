@@ -7,6 +7,7 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.RouterSession;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +29,7 @@ class UnsubscribeChurnTest {
     void subscribeThenUnsubscribeAtOnceNeverAnswersTwiceLeavesNothingOpenAndKeepsTheSession() throws Exception {
         int pairs = 300;
         try (BrokerHarness h = new BrokerHarness(c -> c, r -> r.tcpNoDelay(true))) {
-            BrokerHarness.Publisher publisher = h.publisher();
+            LoopbackListener publisher = h.publisher();
             RouterSession session = h.startSession();
             for (long id = 1; id <= pairs; id++) {
                 session.sendRaw(concat(FrameCodec.encode(new Frame.Subscribe(id,

@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.channels.SocketChannel;
 import java.util.List;
@@ -23,6 +22,7 @@ import io.continuum.broker.relay.dial.DialResult;
 import io.continuum.broker.relay.dial.DialTarget;
 import io.continuum.broker.relay.dial.RefusalLog;
 import io.continuum.broker.relay.transport.TransportSettings;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
@@ -48,7 +48,7 @@ class PublisherWriteFailureTest {
         int rounds = 5;
         try (LogLines logs = LogLines.capture(DataStream.class.getName(),
                 new EventFormatter(EventFormatter.Style.LOGFMT, false), Level.FINE);
-             ServerSocket publisher = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             LoopbackListener publisher = LoopbackListener.open("publisher", 50);
              InProcessRouter router = InProcessRouter.builder()
                      .tls(BrokerHarness.SERVER.key(), List.of(BrokerHarness.SERVER.certificate()))
                      .credential(BrokerHarness.CREDENTIAL).start()) {
@@ -58,7 +58,7 @@ class PublisherWriteFailureTest {
             Thread talker = Thread.ofVirtual().start(() -> {
                 try {
                     for (long id = 1; id <= rounds; id++) {
-                        Socket s = publisher.accept();
+                        Socket s = publisher.awaitConnection();
                         String streamId = String.valueOf(id);
                         try (s; OutputStream out = s.getOutputStream()) {
                             logs.await(l -> "publisher_write_failed".equals(Logfmt.parse(l).get("event"))
@@ -72,7 +72,7 @@ class PublisherWriteFailureTest {
                             // the broker closed it
                         }
                     }
-                } catch (IOException | InterruptedException closed) {
+                } catch (InterruptedException | AssertionError over) {
                     // test over
                 }
             });
@@ -80,7 +80,7 @@ class PublisherWriteFailureTest {
                 Socket s = null;
                 try {
                     s = SocketChannel.open().socket();
-                    s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), publisher.getLocalPort()), 5_000);
+                    s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), publisher.port()), 5_000);
                     s.shutdownOutput();
                 } catch (IOException e) {
                     if (s != null) {
@@ -106,7 +106,7 @@ class PublisherWriteFailureTest {
             try {
                 RouterSession session = router.awaitSession(WAIT);
                 for (long id = 1; id <= rounds; id++) {
-                    session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.getLocalPort());
+                    session.subscribe(id, NAMESPACE, "127.0.0.1", publisher.port());
                     assertInstanceOf(Frame.StreamOpened.class, session.awaitAnswer(id, WAIT));
                     RouterDataStream stream = router.awaitDataStream(id, WAIT);
                     // The router reads everything the broker relays, so no budget ever fills.

@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -20,6 +19,7 @@ import java.util.Map;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.router.RawH2Peer;
@@ -100,21 +100,13 @@ class ConnectFailuresTest {
     void silentTlsPeerAndMissingSettingsEndAtTheConnectTimeout() throws Exception {
         Duration timeout = Duration.ofMillis(700);
         // accepts TCP, never answers the TLS ClientHello
-        try (ServerSocket silent = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-            Thread accept = Thread.ofVirtual().start(() -> {
-                try (Socket s = silent.accept()) {
-                    s.getInputStream().readAllBytes();
-                } catch (IOException ignored) {
-                    // closed by the client
-                }
-            });
+        try (LoopbackListener silent = LoopbackListener.open("silent-tls-peer", 5)) {
             long start = System.nanoTime();
             assertEquals(BusConnectException.Kind.TIMEOUT, kindOf(endpointWith(
-                    URI.create("https://localhost:" + silent.getLocalPort()),
+                    URI.create("https://localhost:" + silent.port()),
                     TlsTrust.certificates(List.of(TransportFixture.PKI.caCertificate())), null, timeout)));
             System.out.println("[transport] silent TLS peer: connect failed after "
                     + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms (timeout 700 ms)");
-            accept.join(WAIT);
         }
         // completes TLS with h2 but never sends SETTINGS: Helidon's client alone would wait 20 s
         try (SSLServerSocket listener = tlsListener("h2")) {
