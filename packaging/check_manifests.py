@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks rendered continuum-event-broker manifests (Kustomize or Helm output).
 
-usage: check_manifests.py [--identities N] [--require-namespace] NAME < rendered.yaml
+usage: check_manifests.py [--identities N] [--require-namespace] [--readiness PATH] NAME < rendered.yaml
        check_manifests.py --self-test < valid-rendered.yaml   (every mutation must be caught)
        check_manifests.py --compare NAME_A A.yaml NAME_B B.yaml   (Kustomize and Helm agree)
        check_manifests.py --compare-self-test A.yaml B.yaml      (every difference must be caught)
@@ -13,7 +13,7 @@ Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
 - every Deployment: replicas 1, strategy Recreate, a restrictive securityContext (non-root,
   read-only root filesystem, no privilege escalation, not privileged, all capabilities dropped
   and none added, seccomp RuntimeDefault), probes on /healthz (liveness, startup) and /readyz
-  (readiness) on the metrics port, resource requests and limits, terminationGracePeriodSeconds
+  or the opt-in /readyz/session (readiness) on the metrics port, resource requests and limits, terminationGracePeriodSeconds
   greater than the config's drain_deadline, the credential from a Secret volume mounted as a
   file at credential_file and no credential in env;
 - distinct client_ids (HA = distinct identities), N of them with --identities;
@@ -26,8 +26,10 @@ Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
   kubernetes.io/metadata.name; the router's port (from bus_url) open to an ipBlock; ingress only from named peers (the monitoring
   Pods), never from everywhere; no peer selector carries the broker's own labels (what
   Kustomize's includeSelectors does to a DNS or monitoring peer);
-- placement, computed from the rendered Pods: with two or more identities in a namespace, every
-  Deployment has a hostname spread constraint or pod anti-affinity term, and every placement
+- placement, computed from the rendered Pods: every Deployment has a hostname spread constraint or
+  pod anti-affinity term, with one identity too (adding a second must not change the first's Pod
+  template); with two or more identities in a namespace it is hard (DoNotSchedule or required),
+  and every placement
   term's selector matches the Pods of ALL identities there (a selector matching only its own Pod,
   or none, spreads nothing); one PodDisruptionBudget matches all of them with maxUnavailable 1
   (or minAvailable N-1), and no PodDisruptionBudget matches only some; the identities' config
@@ -157,6 +159,8 @@ def self_test(text, verbose=False):
         "root": lambda d: (container(d)["securityContext"].__setitem__("runAsNonRoot", False)),
         "liveness on /readyz": lambda d: container(d)["livenessProbe"]["httpGet"].__setitem__("path", "/readyz"),
         "no readiness": lambda d: container(d).pop("readinessProbe"),
+        "readiness on a path the broker does not serve": lambda d: container(d)["readinessProbe"]["httpGet"].__setitem__(
+            "path", "/ready"),
         "short grace": lambda d: first(d, "Deployment")["spec"]["template"]["spec"].__setitem__("terminationGracePeriodSeconds", 20),
         "credential in env": lambda d: container(d).setdefault("env", []).append(
             {"name": "CONTINUUM_EVENT_BROKER_CREDENTIAL", "valueFrom": {"secretKeyRef": {"name": "x", "key": "y"}}}),
@@ -256,6 +260,8 @@ def self_test(text, verbose=False):
                         p["port"] = 9
 
     mutations["router port not bus_url's"] = router_port_moved
+    mutations["no spread"] = lambda d: [dep["spec"]["template"]["spec"].pop("topologySpreadConstraints", None)
+                                        for dep in deployments(d)]
     mutations["a name over 63 characters"] = lambda d: first(d, "Service")["metadata"].__setitem__("name", "s" * 64)
     mutations["one name for two objects"] = lambda d: d.append(copy.deepcopy(first(d, "ServiceAccount")))
     if not any(p.get("port") == 53 for r in first(base, "NetworkPolicy")["spec"]["egress"] for p in r.get("ports") or []):
@@ -266,7 +272,8 @@ def self_test(text, verbose=False):
             "spread selector narrowed to its own identity": own_instance_in_spread,
             "zone spread matching nothing": lambda d: [c["labelSelector"].setdefault("matchLabels", {}).__setitem__("environment", "nowhere")
                                                        for c in spreads(d) if c["topologyKey"] != HOSTNAME],
-            "no spread": lambda d: [dep["spec"]["template"]["spec"].pop("topologySpreadConstraints", None) for dep in deployments(d)],
+            "soft hostname spread": lambda d: [c.__setitem__("whenUnsatisfiable", "ScheduleAnyway")
+                                               for c in spreads(d) if c["topologyKey"] == HOSTNAME],
             "anti-affinity on its own Pod only": anti_affinity_on_itself,
             "no PodDisruptionBudget": lambda d: d.remove(first(d, "PodDisruptionBudget")),
             "PodDisruptionBudget per identity": pdb_per_identity,
@@ -360,7 +367,7 @@ def compare_self_test(path_a, path_b):
         "extra env": lambda d: container(d).setdefault("env", []).append({"name": "JDK_JAVA_OPTIONS", "value": "-Xmx1g"}),
         "pod security context": lambda d: first(d, "Deployment")["spec"]["template"]["spec"]["securityContext"].__setitem__("runAsUser", 1000),
         "container security context": lambda d: container(d)["securityContext"].__setitem__("readOnlyRootFilesystem", False),
-        "hard spread": lambda d: first(d, "Deployment")["spec"]["template"]["spec"]["topologySpreadConstraints"][0].__setitem__("whenUnsatisfiable", "DoNotSchedule"),
+        "soft spread": lambda d: first(d, "Deployment")["spec"]["template"]["spec"]["topologySpreadConstraints"][0].__setitem__("whenUnsatisfiable", "ScheduleAnyway"),
         "Role verb": lambda d: first(d, "Role")["rules"][0]["verbs"].append("create"),
         "NetworkPolicy router port": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append(
             {"to": [{"ipBlock": {"cidr": "203.0.113.99/32"}}], "ports": [{"port": 8443, "protocol": "TCP"}]}),
@@ -421,6 +428,7 @@ def compare(name_a, path_a, name_b, path_b):
 def main(argv):
     identities = None
     require_ns = False
+    readiness = None
     args = list(argv)
     name = "manifests"
     while args:
@@ -429,6 +437,8 @@ def main(argv):
             identities = int(args.pop(0))
         elif a == "--require-namespace":
             require_ns = True
+        elif a == "--readiness":
+            readiness = args.pop(0)
         else:
             name = a
     docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
@@ -569,23 +579,24 @@ def main(argv):
 
         metrics_ports = {p.get("name"): p.get("containerPort") for p in c.get("ports") or []}
 
-        def probe(kind, path, required=True):
+        def probe(kind, paths, required=True):
             p = c.get(kind)
             if not p:
                 if required:
                     bad(f"{where}: no {kind}")
                 return
             get = p.get("httpGet") or {}
-            if get.get("path") != path:
-                bad(f"{where}: {kind} path {get.get('path')}, expected {path}")
+            if get.get("path") not in paths:
+                bad(f"{where}: {kind} path {get.get('path')}, expected {' or '.join(paths)}")
             port = get.get("port")
             if port not in metrics_ports and port not in metrics_ports.values():
                 bad(f"{where}: {kind} port {port} is not a container port")
             return port
 
-        probe("livenessProbe", "/healthz")
-        probe("readinessProbe", "/readyz")
-        probe("startupProbe", "/healthz", required=False)
+        probe("livenessProbe", ["/healthz"])
+        # /readyz (the first metadata sync, R-BEH 1) or the opt-in /readyz/session (a welcomed router session)
+        probe("readinessProbe", [readiness] if readiness else ["/readyz", "/readyz/session"])
+        probe("startupProbe", ["/healthz"], required=False)
 
         # config: the ConfigMap mounted at the --config path
         mounts = {m["name"]: m for m in c.get("volumeMounts") or []}
@@ -771,6 +782,7 @@ def main(argv):
         for p in group:
             where = f"Deployment {ns + '/' if ns else ''}{p['name']}"
             spread_on_hosts = False
+            hard_on_hosts = False
             for desc, key, sel, namespaces in placement_terms(p["spec"]):
                 if namespaces and ns not in namespaces:
                     matched = set()
@@ -781,9 +793,17 @@ def main(argv):
                         f"{sorted(matched) if matched else 'no Deployment'}, not of every identity {names}: it spreads nothing")
                 elif key == HOSTNAME:
                     spread_on_hosts = True
-            if len(group) > 1 and not spread_on_hosts:
-                bad(f"{where}: no topology spread constraint or pod anti-affinity on {HOSTNAME} that covers "
-                    f"the identities {names}: they can all land on one node")
+                    hard_on_hosts = hard_on_hosts or "DoNotSchedule" in desc or "required" in desc
+            if not spread_on_hosts:
+                if len(group) > 1:
+                    bad(f"{where}: no topology spread constraint or pod anti-affinity on {HOSTNAME} that covers "
+                        f"the identities {names}: they can all land on one node")
+                else:
+                    bad(f"{where}: no spread on {HOSTNAME} although it is the only identity: adding a second would "
+                        "change this Pod template and restart this broker at the same moment")
+            elif len(group) > 1 and not hard_on_hosts:
+                bad(f"{where}: the spread of {names} on {HOSTNAME} is soft: a broker that cannot get a node of its own "
+                    "shares one with another, unseen (make it DoNotSchedule, or a required anti-affinity)")
         covering = []
         for pdb in kinds.get("PodDisruptionBudget", []):
             if ns_of(pdb) != ns:

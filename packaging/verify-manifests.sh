@@ -3,7 +3,8 @@
 #
 #   packaging/verify-manifests.sh
 #
-# - Kustomize: `kubectl kustomize` of the base and of every overlay (Debian's kubectl, installed
+# - Kustomize: `kubectl kustomize` of the base and of every overlay, and of the base with the opt-in
+#   readiness component (Debian's kubectl, installed
 #   with apt-get when missing and running as root), checked by packaging/check_manifests.py
 #   (kinds, Role verbs exactly get/list/watch on dynamoworkermetadatas.nvidia.com, replicas 1,
 #   securityContext, probes, terminationGracePeriodSeconds > drain_deadline, credential from a
@@ -76,6 +77,19 @@ for t in "${targets[@]}"; do
     # shellcheck disable=SC2086
     if check --identities "$identities" $flags "kustomize $name" < "$tmp/k.yaml"; then pass; else failcount; fi
 done
+# The opt-in readiness (components/session-readiness) on the base: the probe asks /readyz/session.
+mkdir -p "$tmp/session-readiness"
+# (Kustomize takes relative paths only.)
+printf 'resources:\n  - %s\ncomponents:\n  - %s\n' \
+    "$(realpath --relative-to="$tmp/session-readiness" "$root/$kdir/base")" \
+    "$(realpath --relative-to="$tmp/session-readiness" "$root/$kdir/components/session-readiness")" \
+    > "$tmp/session-readiness/kustomization.yaml"
+if kubectl kustomize "$tmp/session-readiness" > "$tmp/k.yaml" 2> "$tmp/k.err"; then
+    if check --identities 1 --readiness /readyz/session "kustomize base + components/session-readiness" < "$tmp/k.yaml"; then
+        pass; else failcount; fi
+else
+    echo "  FAIL kustomize base + components/session-readiness: $(cat "$tmp/k.err")"; failcount
+fi
 for o in staging production openshift; do
     kubectl kustomize "$kdir/overlays/$o" > "$tmp/$o.yaml"
     if check --self-test < "$tmp/$o.yaml"; then pass; else failcount; fi
@@ -124,6 +138,11 @@ topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
         printf '%s\n' "$rvalues" > "$tmp/values/$rname.yaml"
     done
     cp "$chart"/ci/*-values.yaml "$tmp/values/"
+    # single-values plus a second identity: the first identity's Pod template must not change.
+    { cat "$chart/ci/single-values.yaml"
+      printf 'identities:\n  - {clientId: broker-a, credentialSecret: continuum-event-broker-credential-a}\n'
+      printf '  - {clientId: broker-b, credentialSecret: continuum-event-broker-credential-b}\n'; } \
+        > "$tmp/values/second-identity.yaml"
     # One JVM renders every values file (the chart's ci/ values and the refusals above).
     (. bin/env.sh >/dev/null && java --enable-native-access=ALL-UNNAMED -cp "$deps/*" "$here/helm-render/HelmTemplate.java" \
         batch "$tmp/helm" "$chart" ceb gpu-serving "$tmp"/values/*.yaml) 2> "$tmp/h.err" \
@@ -134,7 +153,10 @@ topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
             echo "  FAIL helm $vname: $(cat "$tmp/helm/$vname.err" 2>/dev/null || echo 'not rendered')"; failcount; continue
         fi
         n=$("$python" -c 'import sys, yaml; print(len((yaml.safe_load(open(sys.argv[1])) or {}).get("identities") or []) or 1)' "$values")
-        if check --identities "$n" --require-namespace "helm $vname" < "$tmp/helm/$vname.yaml"; then pass; else failcount; fi
+        readiness=/readyz
+        if grep -q '^readiness: session' "$values"; then readiness=/readyz/session; fi
+        if check --identities "$n" --require-namespace --readiness "$readiness" "helm $vname" < "$tmp/helm/$vname.yaml"; then
+            pass; else failcount; fi
         for k in PrometheusRule ServiceMonitor PodMonitor PodDisruptionBudget; do
             if grep -q "^kind: $k" "$tmp/helm/$vname.yaml"; then echo "       (with a $k)"; fi
         done
@@ -150,6 +172,23 @@ topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
             echo "  FAIL helm $rname: refused, but not with '$expected': $(head -c 400 "$tmp/helm/$rname.err")"; failcount
         fi
     done
+    # Adding the second identity leaves the first's Pod template as it is (docs/deployment.md 5.1): the
+    # spread is rendered with one identity too, and nothing else in it depends on how many there are.
+    if [ -f "$tmp/helm/single-values.yaml" ] && [ -f "$tmp/helm/second-identity.yaml" ]; then
+        if "$python" - "$tmp/helm/single-values.yaml" "$tmp/helm/second-identity.yaml" <<'EOF'
+import sys, yaml
+def first(path):
+    deps = [d for d in yaml.safe_load_all(open(path)) if d and d.get("kind") == "Deployment"]
+    return deps[0]["metadata"]["name"], deps[0]["spec"]["template"], len(deps)
+(name, one, n1), (name2, two, n2) = first(sys.argv[1]), first(sys.argv[2])
+assert (n1, n2) == (1, 2), f"expected 1 and 2 Deployments, got {n1} and {n2}"
+if name != name2 or one != two:
+    print(f"  FAIL helm: adding a second identity changes {name}'s Pod template (it would restart with the new one)")
+    sys.exit(1)
+print(f"  ok   helm: adding a second identity leaves {name}'s Pod template as it is")
+EOF
+        then pass; else failcount; fi
+    fi
     # Tuning without forking (ci/tuning-values.yaml): each value shows in the render.
     if [ -f "$tmp/helm/tuning-values.yaml" ]; then
         if "$python" "$here/check_helm_tuning.py" < "$tmp/helm/tuning-values.yaml"; then pass; else failcount; fi

@@ -28,6 +28,7 @@ import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -206,6 +207,26 @@ class SessionLifecycleTest {
         assertTrue(!shutdown.isAlive(), "shutdown returned once the last stream closed");
         assertEquals(1, h.metrics.get("session_ends_total{reason=shutdown}"));
         assertEquals(1, h.router.sessionAttempts(), "no reconnect after shutdown");
+    }
+
+    /**
+     * An eviction (node drain, {@code kubectl delete pod}): the old Pod drains while its replacement connects with the
+     * same client_id, and the router supersedes the draining session (bus-protocol-v1.md section 2). Nothing is left
+     * to drain for: the broker exits then, not when its drain deadline runs out.
+     */
+    @Test
+    void aDrainingBrokerThatIsSupersededStopsAtOnceNotAtItsDrainDeadline() throws Exception {
+        h = new BrokerHarness();
+        BrokerHarness.Subscribed subscribed = h.startSubscribed(1);
+        // far beyond the test's wait: only ending at the superseded error returns in time
+        Thread shutdown = BrokerHarness.shutdownInBackground(h.broker, Duration.ofMinutes(10));
+        subscribed.session().await(Frame.Draining.class, f -> true, WAIT);
+        subscribed.session().send(new Frame.ErrorFrame(Code.SUPERSEDED, "broker-a connected again", true));
+        shutdown.join(WAIT);
+        assertFalse(shutdown.isAlive(), "superseded while draining: shutdown returns at once");
+        assertEquals(-1, subscribed.upstream().getInputStream().read(), "the publisher connection closed");
+        assertEquals(1, h.metrics.get("session_ends_total{reason=terminal_error}"));
+        assertEquals(1, h.router.sessionAttempts(), "no reconnect: the broker is stopping");
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 
 import io.continuum.broker.app.config.ListenAddress;
 
+import io.continuum.broker.relay.api.SessionState;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
@@ -68,6 +69,18 @@ public final class ObservabilityServer implements AutoCloseable {
                             } else {
                                 text(res, Status.SERVICE_UNAVAILABLE_503,
                                      "not ready: initial metadata sync not complete\n");
+                            }
+                        })
+                        // Opt-in readiness (docs/deployment.md): Ready only while a router session is welcomed,
+                        // for a PodDisruptionBudget or `helm --wait` that should count brokers serving the router.
+                        // Not latched, unlike /readyz: it follows the session.
+                        .get("/readyz/session", (req, res) -> {
+                            SessionState state = status.get().state();
+                            if (state == SessionState.CONNECTED) {
+                                text(res, Status.OK_200, "ready\n");
+                            } else {
+                                text(res, Status.SERVICE_UNAVAILABLE_503,
+                                     "not ready: no welcomed router session (" + state.label() + ")\n");
                             }
                         })
                         .get("/statusz", (req, res) -> {

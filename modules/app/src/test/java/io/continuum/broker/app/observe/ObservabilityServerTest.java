@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.continuum.broker.app.config.ListenAddress;
 
@@ -32,6 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ObservabilityServerTest {
     private final HttpClient client = HttpClient.newHttpClient();
     private final AtomicBoolean synced = new AtomicBoolean();
+    private final AtomicReference<SessionState> state = new AtomicReference<>(SessionState.SYNCING);
     private BrokerMetrics metrics;
     private ObservabilityServer server;
 
@@ -39,7 +41,7 @@ class ObservabilityServerTest {
     void start() {
         metrics = BrokerMetrics.create();
         server = ObservabilityServer.start(new ListenAddress("127.0.0.1", 0), synced::get,
-                                           () -> new BrokerStatus(SessionState.SYNCING,
+                                           () -> new BrokerStatus(state.get(),
                                                                   Instant.parse("2026-01-01T00:00:00Z"),
                                                                   "broker-a", "https://router:443",
                                                                   new BrokerStatus.Metadata(synced.get(), 0, 0),
@@ -73,6 +75,23 @@ class ObservabilityServerTest {
         // R-MET: 200 from then on, also during later API outages.
         synced.set(false);
         assertEquals(200, get("/readyz").statusCode());
+    }
+
+    @Test
+    void readyzSessionIs200OnlyWhileARouterSessionIsWelcomedAndFollowsIt() throws Exception {
+        synced.set(true);
+        HttpResponse<String> syncing = get("/readyz/session");
+        assertEquals(503, syncing.statusCode());
+        assertEquals("not ready: no welcomed router session (syncing)\n", syncing.body());
+        for (SessionState s : SessionState.values()) {
+            state.set(s);
+            assertEquals(s == SessionState.CONNECTED ? 200 : 503, get("/readyz/session").statusCode(), s.label());
+        }
+        state.set(SessionState.CONNECTED);
+        assertEquals("ready\n", get("/readyz/session").body());
+        state.set(SessionState.BACKOFF);
+        assertEquals(503, get("/readyz/session").statusCode(), "not latched: a lost session is not ready again");
+        assertEquals(200, get("/readyz").statusCode(), "/readyz stays the first sync's");
     }
 
     @Test
