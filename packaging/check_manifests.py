@@ -34,7 +34,9 @@ Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
   or none, spreads nothing); one PodDisruptionBudget matches all of them with maxUnavailable 1
   (or minAvailable N-1), and no PodDisruptionBudget matches only some; the identities' config
   checksums differ (one shared checksum restarts them together); a ServiceMonitor/PodMonitor
-  reaches every identity on a port name that exists.
+  reaches every identity on a port name that exists, and sets the target labels the identity
+  alerts group by: broker_group (the Pod's group label), node, and expected_identities (the
+  number of identities in the namespace).
 --compare: for the same inputs the two renderings have the same kinds, and per identity the same
 container (image and names aside), probes, security contexts, placement rules, RBAC rules and
 NetworkPolicy rules.
@@ -241,6 +243,14 @@ def self_test(text, verbose=False):
             "monitor on an unknown port": lambda d: [e.__setitem__("port", "http") for x in d
                                                      if x.get("kind") in ("ServiceMonitor", "PodMonitor")
                                                      for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")],
+            "monitor without the group and node labels": lambda d: [e.pop("relabelings", None) for x in d
+                                                     if x.get("kind") in ("ServiceMonitor", "PodMonitor")
+                                                     for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")],
+            "monitor expecting one identity more": lambda d: [r.__setitem__("replacement", str(int(r["replacement"]) + 1))
+                                                     for x in d if x.get("kind") in ("ServiceMonitor", "PodMonitor")
+                                                     for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")
+                                                     for r in e.get("relabelings") or []
+                                                     if r.get("targetLabel") == "expected_identities"],
         })
     def bus_port(docs):
         for cm in docs:
@@ -850,6 +860,19 @@ def main(argv):
             for port in ports:
                 if port not in known:
                     bad(f"{mname}: endpoint port {port!r} is not a port name of what it selects ({sorted(k for k in known if k)})")
+            # The target labels the identity alerts group by (docs/operations.md, "Labels the scrape adds").
+            for i, ep in enumerate(mon["spec"].get("endpoints") or mon["spec"].get("podMetricsEndpoints") or []):
+                rel = ep.get("relabelings") or []
+                for target, source in (("broker_group", "__meta_kubernetes_pod_label_continuum_io_broker_group"),
+                                       ("node", "__meta_kubernetes_pod_node_name")):
+                    if not any(r.get("targetLabel") == target and r.get("sourceLabels") == [source]
+                               and r.get("action", "replace") == "replace" for r in rel):
+                        bad(f"{mname}: endpoint {i} does not set the label {target} from {source}: "
+                            "the identity alerts cannot group its series")
+                expected = [str(r.get("replacement")) for r in rel if r.get("targetLabel") == "expected_identities"]
+                if expected != [str(len(group))]:
+                    bad(f"{mname}: endpoint {i} sets expected_identities to {expected or 'nothing'}, but "
+                        f"{len(group)} identities run in {ns}: a missing identity would go unnoticed")
         sums = {}
         for p in group:
             c = p["annotations"].get("checksum/config")

@@ -94,6 +94,16 @@ for o in staging production openshift; do
     kubectl kustomize "$kdir/overlays/$o" > "$tmp/$o.yaml"
     if check --self-test < "$tmp/$o.yaml"; then pass; else failcount; fi
 done
+# overlays/production with its PodMonitor (monitoring/production, apart for the CRDs it needs): the
+# monitor reaches both identities and sets the labels the identity alerts group by.
+if kubectl kustomize "$kdir/monitoring/production" > "$tmp/mon.yaml" 2> "$tmp/k.err"; then
+    { cat "$tmp/production.yaml"; echo "---"; cat "$tmp/mon.yaml"; } > "$tmp/production-monitored.yaml"
+    if check --identities 2 --require-namespace "kustomize overlays/production + monitoring/production" \
+        < "$tmp/production-monitored.yaml"; then pass; else failcount; fi
+    if check --self-test < "$tmp/production-monitored.yaml"; then pass; else failcount; fi
+else
+    echo "  FAIL kustomize monitoring/production: $(cat "$tmp/k.err")"; failcount
+fi
 
 # --- Helm -------------------------------------------------------------------------------------
 echo "==> Helm chart (helm-java: Helm's template engine from Maven Central)"

@@ -163,3 +163,17 @@ rendered empty and the Pod would never sync nor reach the router. */}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{- /* Target labels the identity alerts group by (deploy/monitoring/prometheus-rules.yaml,
+docs/operations.md "Labels the scrape adds"): the group from the Pod label, the node the Pod runs
+on, and how many identities the group has. Labels of the scrape, not of the broker: a broker knows
+neither its group nor its node, and its own labels never name hosts (R-MET). The count is the
+monitor's, not the Pod's: adding an identity changes this object and restarts no broker. */ -}}
+{{- define "ceb.monitorRelabelings" -}}
+- sourceLabels: [__meta_kubernetes_pod_label_continuum_io_broker_group]
+  targetLabel: broker_group
+- sourceLabels: [__meta_kubernetes_pod_node_name]
+  targetLabel: node
+- targetLabel: expected_identities
+  replacement: {{ len .Values.identities | quote }}
+{{- end }}
