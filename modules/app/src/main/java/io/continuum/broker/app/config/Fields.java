@@ -92,7 +92,7 @@ public final class Fields {
     /** {@code metrics_listen}. */
     public static final Field<ListenAddress> METRICS_LISTEN = Field.defaulted("metrics_listen", "host:port",
             new ListenAddress("0.0.0.0", 9464), "port 0..65535",
-            "address of `/metrics`, `/healthz`, `/readyz` and `/statusz`: `host:port` or `[ipv6]:port`"
+            "address of `/metrics`, `/healthz`, `/readyz`, `/readyz/session` and `/statusz`: `host:port` or `[ipv6]:port`"
                     + " (port 0 picks a free port).",
             new Parser.Scalar<>(Fields::listen), ListenAddress::toString);
     /** {@code reconnect_backoff.initial}. */
