@@ -111,19 +111,20 @@ def peer_namespaces(peer, own_ns):
 
 
 def placement_terms(pod):
-    """(description, topologyKey, labelSelector, namespaces or None) of every spread/anti-affinity term."""
+    """(description, topologyKey, labelSelector, namespaces or None, hard) of every spread/anti-affinity term;
+    hard: the scheduler leaves a Pod Pending rather than break it (DoNotSchedule, required anti-affinity)."""
     terms = []
     for i, t in enumerate(pod.get("topologySpreadConstraints") or []):
         terms.append((f"topologySpreadConstraints[{i}] ({t.get('topologyKey')}, {t.get('whenUnsatisfiable')})",
-                      t.get("topologyKey"), t.get("labelSelector"), None))
+                      t.get("topologyKey"), t.get("labelSelector"), None, t.get("whenUnsatisfiable") == "DoNotSchedule"))
     anti = (pod.get("affinity") or {}).get("podAntiAffinity") or {}
     for i, t in enumerate(anti.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
         terms.append((f"podAntiAffinity required[{i}] ({t.get('topologyKey')})", t.get("topologyKey"),
-                      t.get("labelSelector"), t.get("namespaces")))
+                      t.get("labelSelector"), t.get("namespaces"), True))
     for i, w in enumerate(anti.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
         t = w.get("podAffinityTerm") or {}
         terms.append((f"podAntiAffinity preferred[{i}] ({t.get('topologyKey')})", t.get("topologyKey"),
-                      t.get("labelSelector"), t.get("namespaces")))
+                      t.get("labelSelector"), t.get("namespaces"), False))
     return terms
 
 
@@ -793,7 +794,7 @@ def main(argv):
             where = f"Deployment {ns + '/' if ns else ''}{p['name']}"
             spread_on_hosts = False
             hard_on_hosts = False
-            for desc, key, sel, namespaces in placement_terms(p["spec"]):
+            for desc, key, sel, namespaces, hard in placement_terms(p["spec"]):
                 if namespaces and ns not in namespaces:
                     matched = set()
                 else:
@@ -803,7 +804,7 @@ def main(argv):
                         f"{sorted(matched) if matched else 'no Deployment'}, not of every identity {names}: it spreads nothing")
                 elif key == HOSTNAME:
                     spread_on_hosts = True
-                    hard_on_hosts = hard_on_hosts or "DoNotSchedule" in desc or "required" in desc
+                    hard_on_hosts = hard_on_hosts or hard
             if not spread_on_hosts:
                 if len(group) > 1:
                     bad(f"{where}: no topology spread constraint or pod anti-affinity on {HOSTNAME} that covers "

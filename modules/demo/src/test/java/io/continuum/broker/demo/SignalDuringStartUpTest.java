@@ -86,9 +86,7 @@ class SignalDuringStartUpTest {
             BrokerProcess.writeConfig(dir, "https://localhost:" + router.port(), "signal-startup-test");
             child = BrokerProcess.start(dir, kube.kubeconfig());
             kube.awaitRequest(r -> r.kind() == RequestKind.LIST, WAIT); // the first list, held unanswered
-            child.destroy(); // SIGTERM
-            assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), "the broker must exit at once: " + log());
-            assertEquals(0, child.exitValue(), log());
+            sigtermAndExpectZeroAtOnce();
             kube.releaseHangs();
         }
     }
@@ -96,10 +94,14 @@ class SignalDuringStartUpTest {
     /** Opens {@code pipe} for writing (returns once the broker opened it to read), then sends SIGTERM. */
     private void sigtermOnceReadingAndExpectZero(Path pipe) throws Exception {
         pipeWriter = new FileOutputStream(pipe.toFile()); // blocks until the broker opens the pipe: it is reading
+        sigtermAndExpectZeroAtOnce();
+        assertTrue(log().contains("shutdown_requested"), log());
+    }
+
+    private void sigtermAndExpectZeroAtOnce() throws InterruptedException, IOException {
         child.destroy(); // SIGTERM
         assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), "the broker must exit at once: " + log());
         assertEquals(0, child.exitValue(), log());
-        assertTrue(log().contains("shutdown_requested"), log());
     }
 
     private static void mkfifo(Path path) throws IOException, InterruptedException {
