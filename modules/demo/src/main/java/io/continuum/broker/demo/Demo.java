@@ -1,6 +1,9 @@
 package io.continuum.broker.demo;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -15,6 +18,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -46,13 +50,42 @@ import org.zeromq.ZMQ;
 public final class Demo {
     static final String KUBE_NAMESPACE = "dynamo-demo";
     static final String DYNAMO_NAMESPACE = "dynamo";
+    private static final Path SETSID = Path.of("/usr/bin/setsid");
+    private static final String USAGE = """
+            usage: continuum-event-broker demo [--publishers N] [--rate MSG_PER_S] [--messages N]
+                                               [--broker-launcher PATH] [--heartbeat-ms MS] [--idle-timeout-ms MS]
+              --publishers N          ZMQ publishers, each advertised in a DynamoWorkerMetadata (default 3)
+              --rate MSG_PER_S        messages a second from each publisher (default 20)
+              --messages N            stop by itself once N messages arrived (default: run until Ctrl-C)
+              --broker-launcher PATH  run the broker as a process of its own with this launcher
+              --heartbeat-ms MS       heartbeat_interval_ms in the router's welcome (default: left out, 10 s)
+              --idle-timeout-ms MS    idle_timeout_ms in the router's welcome (default: left out, 30 s)
+            While it runs: r then Enter resets the session from the router's side; Ctrl-C drains and exits.""";
 
-    private final int publishers;
-    private final int rate;
-    private final long stopAfterMessages;
+    private final Options options;
     private final PrintStream out;
-    private final Path brokerLauncher;
+    /** One feed per publisher, across sessions: what the live view shows. */
+    private final List<Feed> feeds = new ArrayList<>();
+    /** The data streams of the router's current session, each bridged to a ZMQ SUB. */
     private final List<Subscriber> subscribers = new ArrayList<>();
+    private final AtomicReference<RouterSession> currentSession = new AtomicReference<>();
+
+    /**
+     * What a demo runs.
+     *
+     * @param publishers        how many ZMQ publishers (and DynamoWorkerMetadata resources)
+     * @param rate              messages per second per publisher
+     * @param stopAfterMessages stop by itself once the subscribers got this many messages in total (0: run until Ctrl-C)
+     * @param brokerLauncher    the broker's launcher (started with {@code --config FILE} and {@code KUBECONFIG}), or
+     *                          {@code null} to run the broker in this process
+     * @param heartbeatMs       the {@code heartbeat_interval_ms} the router's welcome names (-1: leave it out, 10 s)
+     * @param idleTimeoutMs     the {@code idle_timeout_ms} the router's welcome names (-1: leave it out, 30 s)
+     */
+    public record Options(int publishers, int rate, long stopAfterMessages, Path brokerLauncher, long heartbeatMs,
+                          long idleTimeoutMs) {
+        /** The README's demo: three publishers at 20 messages a second, until Ctrl-C, the protocol's default limits. */
+        public static final Options DEFAULTS = new Options(3, 20, 0, null, -1, -1);
+    }
 
     /**
      * Creates a demo.
@@ -63,7 +96,7 @@ public final class Demo {
      * @param out               where the live view goes
      */
     public Demo(int publishers, int rate, long stopAfterMessages, PrintStream out) {
-        this(publishers, rate, stopAfterMessages, out, null);
+        this(new Options(publishers, rate, stopAfterMessages, null, -1, -1), out);
     }
 
     /**
@@ -74,28 +107,38 @@ public final class Demo {
      * @param rate              messages per second per publisher
      * @param stopAfterMessages stop by itself once the subscribers got this many messages in total (0: run until Ctrl-C)
      * @param out               where the live view goes
-     * @param brokerLauncher    the broker's launcher (started with {@code --config FILE} and {@code KUBECONFIG}), or
-     *                          {@code null} to run the broker in this process
+     * @param brokerLauncher    the broker's launcher, or {@code null} to run the broker in this process
      */
     public Demo(int publishers, int rate, long stopAfterMessages, PrintStream out, Path brokerLauncher) {
-        this.publishers = publishers;
-        this.rate = rate;
-        this.stopAfterMessages = stopAfterMessages;
-        this.out = out;
-        this.brokerLauncher = brokerLauncher;
+        this(new Options(publishers, rate, stopAfterMessages, brokerLauncher, -1, -1), out);
     }
 
     /**
-     * {@code demo [--publishers N] [--rate MSG_PER_S] [--messages N] [--broker-launcher PATH]}.
+     * Creates a demo.
+     *
+     * @param options what it runs
+     * @param out     where the live view goes
+     */
+    public Demo(Options options, PrintStream out) {
+        this.options = options;
+        this.out = out;
+    }
+
+    /**
+     * {@code demo [--publishers N] [--rate MSG_PER_S] [--messages N] [--broker-launcher PATH] [--heartbeat-ms MS]
+     * [--idle-timeout-ms MS]}.
      *
      * @param args arguments
      * @throws Exception when the demo cannot start
      */
     public static void main(String[] args) throws Exception {
-        int publishers = 3;
-        int rate = 20;
-        long messages = 0;
-        Path launcher = null;
+        Options d = Options.DEFAULTS;
+        int publishers = d.publishers();
+        int rate = d.rate();
+        long messages = d.stopAfterMessages();
+        Path launcher = d.brokerLauncher();
+        long heartbeatMs = d.heartbeatMs();
+        long idleTimeoutMs = d.idleTimeoutMs();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "demo" -> { }
@@ -103,9 +146,14 @@ public final class Demo {
                 case "--rate" -> rate = Integer.parseInt(args[++i]);
                 case "--messages" -> messages = Long.parseLong(args[++i]);
                 case "--broker-launcher" -> launcher = Path.of(args[++i]);
+                case "--heartbeat-ms" -> heartbeatMs = Long.parseLong(args[++i]);
+                case "--idle-timeout-ms" -> idleTimeoutMs = Long.parseLong(args[++i]);
+                case "--help", "-h" -> {
+                    System.out.println(USAGE);
+                    System.exit(0);
+                }
                 default -> {
-                    System.err.println("usage: continuum-event-broker demo [--publishers N] [--rate MSG_PER_S] [--messages N]"
-                            + " [--broker-launcher PATH]");
+                    System.err.println(USAGE);
                     System.exit(2);
                 }
             }
@@ -113,31 +161,52 @@ public final class Demo {
         // stderr carries event lines only, from the start: the embedded router's Helidon server logs before the
         // broker configures logging, and would otherwise write JUL's two-line default format.
         LoggingSetup.configure(LogFormat.KEY_VALUE, System.err);
-        System.exit(new Demo(publishers, rate, messages, System.out, launcher).run(true));
+        Demo demo = new Demo(new Options(publishers, rate, messages, launcher, heartbeatMs, idleTimeoutMs), System.out);
+        System.exit(demo.run(true, System.in));
+    }
+
+    /**
+     * Runs the demo until {@code stopAfterMessages} arrived (tests: no signal handlers, no commands).
+     *
+     * @return the broker's exit status
+     * @throws Exception when the demo cannot start
+     */
+    public int run() throws Exception {
+        return run(false, null);
     }
 
     /**
      * Runs the demo until Ctrl-C (or until {@code stopAfterMessages} arrived).
      *
-     * @param installSignals whether to handle SIGINT/SIGTERM (false in tests)
+     * @param installSignals whether to handle SIGINT/SIGTERM: during start-up a signal exits at once; once the
+     *                       broker runs, the first drains it (as the standalone broker does), a second exits at once
+     * @param commands       where the user's commands come from, a line each ({@code r}: the router resets the
+     *                       session, so the broker reconnects), or {@code null} for none
      * @return the broker's exit status
      * @throws Exception when the demo cannot start
      */
-    public int run(boolean installSignals) throws Exception {
+    public int run(boolean installSignals, InputStream commands) throws Exception {
         Path dir = Files.createTempDirectory("continuum-demo");
         String credential = HexFormat.of().formatHex(SecureRandom.getInstanceStrong().generateSeed(24));
         EphemeralPki pki = EphemeralPki.create("continuum-demo-ca");
         ServerIdentity server = pki.localhostServer();
         CountDownLatch stop = new CountDownLatch(1);
         AtomicReference<Integer> exit = new AtomicReference<>();
-        try (DemoPublishers pubs = new DemoPublishers(publishers, rate);
+        AtomicInteger signal = new AtomicInteger();
+        ShutdownSignals signals = installSignals ? ShutdownSignals.install() : null;
+        Options o = options;
+        try (DemoPublishers pubs = new DemoPublishers(o.publishers(), o.rate());
              FakeKubeApi kube = FakeKubeApi.builder().build();
              InProcessRouter router = InProcessRouter.builder().tls(server.key(), List.of(server.certificate()))
-                     .credential(credential).start();
+                     .credential(credential)
+                     .sessionPolicy(hello -> hello == null ? null
+                             : InProcessRouter.SessionAnswer.welcome(o.heartbeatMs(), o.idleTimeoutMs()))
+                     .start();
              ZContext zmq = new ZContext()) {
             List<Integer> ports = pubs.ports();
             for (int i = 0; i < ports.size(); i++) {
                 kube.put(KUBE_NAMESPACE, DemoMetadata.resource(KUBE_NAMESPACE, i, DYNAMO_NAMESPACE, ports.get(i)));
+                feeds.add(new Feed("127.0.0.1:" + ports.get(i)));
             }
             Files.write(dir.resolve("ca.pem"), pki.caPem());
             Files.writeString(dir.resolve("credential"), credential + "\n");
@@ -165,31 +234,40 @@ public final class Demo {
             out.println("  publishers (JeroMQ PUB):        " + ports.stream().map(p -> "127.0.0.1:" + p).toList());
             out.println("  metrics:                        http://127.0.0.1:" + metricsPort + "/metrics   (also /healthz /readyz /statusz)");
             out.println("  config:                         " + config);
+            if (commands != null) {
+                out.println("Enter r to reset the session from the router's side (the broker reconnects, the router"
+                        + " subscribes again).");
+            }
             out.println("Ctrl-C drains the broker and exits.");
             out.println();
 
             Thread broker;
-            if (brokerLauncher != null) {
+            if (o.brokerLauncher() != null) {
                 broker = brokerProcess(config, kube.kubeconfig(), stop, exit);
+                if (signals != null) {
+                    signals.started(); // the broker process drains on the SIGTERM the demo sends it
+                }
             } else {
                 broker = Thread.ofPlatform().name("broker").start(() -> {
+                    // The broker is told when its runtime has started (signals.started()), as the standalone one
+                    // is: from then on the first signal drains it instead of exiting at once.
                     Cli cli = Cli.builder()
                             .environment(Map.of())
                             .runtimeFactory(ctx -> new RelayRuntime(ctx, apiClient))
+                            .signals(signals)
                             .shutdownWait(() -> {
                                 stop.await();
-                                return 0;
+                                return signal.get();
                             })
                             .build();
                     exit.set(cli.run(new String[] {"--config", config.toString()}));
                     stop.countDown();
                 });
             }
-            if (installSignals) {
-                ShutdownSignals signals = ShutdownSignals.install();
+            if (signals != null) {
                 Thread.ofVirtual().start(() -> {
                     try {
-                        signals.awaitFirst();
+                        signal.set(signals.awaitFirst());
                         out.println();
                         out.println("signal received: draining the broker...");
                         stop.countDown();
@@ -199,11 +277,14 @@ public final class Demo {
                 });
             }
             Thread routerSide = Thread.ofVirtual().name("demo-router").start(() -> routerSide(router, zmq, ports, stop));
+            if (commands != null) {
+                Thread.ofPlatform().daemon().name("demo-commands").start(() -> commands(commands));
+            }
             long started = System.nanoTime();
             while (stop.getCount() > 0) {
                 stop.await(1, java.util.concurrent.TimeUnit.SECONDS);
                 show(started);
-                if (stopAfterMessages > 0 && total() >= stopAfterMessages) {
+                if (o.stopAfterMessages() > 0 && total() >= o.stopAfterMessages()) {
                     stop.countDown();
                 }
             }
@@ -213,8 +294,9 @@ public final class Demo {
             out.println("broker exited with status " + exit.get());
             return exit.get() == null ? 1 : exit.get();
         } finally {
-            for (Subscriber s : subscribers) {
-                s.close();
+            closeSubscribers();
+            if (signals != null) {
+                signals.close();
             }
             try (var files = Files.list(dir)) {
                 for (Path p : files.toList()) {
@@ -225,52 +307,90 @@ public final class Demo {
         }
     }
 
-    /** The router's side: subscribe to every advertised publisher and bridge each stream to a ZMQ SUB. */
+    /**
+     * The router's side, as a real router behaves: in every session the broker opens (the first one and each after
+     * a reconnect), subscribe to every advertised publisher and bridge each stream to a ZMQ SUB. A session's streams
+     * end with it; the next session's replace them. Stream ids keep counting across sessions, so a log line names
+     * one stream of the whole run.
+     */
     private void routerSide(InProcessRouter router, ZContext zmq, List<Integer> ports, CountDownLatch stop) {
-        try {
-            RouterSession session = router.awaitSession(Duration.ofSeconds(60));
+        long nextStreamId = 1;
+        while (stop.getCount() > 0) {
+            RouterSession session;
+            try {
+                session = router.awaitSession(Duration.ofDays(365)); // interrupted when the demo ends
+            } catch (AssertionError e) {
+                return;
+            }
+            closeSubscribers(); // the previous session's streams ended with it
+            currentSession.set(session);
             out.println("router: broker session " + session.sessionId() + " from client_id "
                     + session.hello().clientId() + ", covering " + session.hello().dynamoNamespaces());
-            for (int i = 0; i < ports.size(); i++) {
-                long streamId = i + 1;
-                session.subscribe(streamId, DYNAMO_NAMESPACE, "127.0.0.1", ports.get(i));
-                Frame.ClientFrame answer = session.awaitAnswer(streamId, Duration.ofSeconds(30));
-                if (!(answer instanceof Frame.StreamOpened)) {
-                    out.println("router: stream " + streamId + " refused: " + answer);
-                    continue;
+            try {
+                for (int i = 0; i < ports.size(); i++) {
+                    long streamId = nextStreamId++;
+                    session.subscribe(streamId, DYNAMO_NAMESPACE, "127.0.0.1", ports.get(i));
+                    Frame.ClientFrame answer = session.awaitAnswer(streamId, Duration.ofSeconds(30));
+                    if (!(answer instanceof Frame.StreamOpened)) {
+                        out.println("router: stream " + streamId + " refused: " + answer);
+                        continue;
+                    }
+                    RouterDataStream stream = router.awaitDataStream(streamId, Duration.ofSeconds(30));
+                    Subscriber sub = new Subscriber(feeds.get(i), zmq, stream);
+                    synchronized (subscribers) {
+                        subscribers.add(sub);
+                    }
                 }
-                RouterDataStream stream = router.awaitDataStream(streamId, Duration.ofSeconds(30));
-                Subscriber sub = new Subscriber("127.0.0.1:" + ports.get(i), zmq, stream);
-                synchronized (subscribers) {
-                    subscribers.add(sub);
+            } catch (IOException | RuntimeException | AssertionError e) {
+                // this session ended while the router subscribed; the next one starts over
+                if (stop.getCount() > 0) {
+                    out.println("router: " + e.getMessage());
                 }
-            }
-        } catch (IOException | RuntimeException | AssertionError e) {
-            if (stop.getCount() > 0) {
-                out.println("router: " + e.getMessage());
             }
         }
     }
 
-    private long total() {
-        synchronized (subscribers) {
-            return subscribers.stream().mapToLong(s -> s.messages.get()).sum();
+    /** Reads the user's commands, a line each, until the input ends. */
+    private void commands(InputStream in) {
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                RouterSession session = currentSession.get();
+                if (line.strip().equals("r") && session != null) {
+                    out.println("router: resetting session " + session.sessionId());
+                    session.reset();
+                }
+            }
+        } catch (IOException ignored) {
+            // no more commands
         }
+    }
+
+    private void closeSubscribers() {
+        synchronized (subscribers) {
+            for (Subscriber s : subscribers) {
+                s.close();
+            }
+            subscribers.clear();
+        }
+    }
+
+    private long total() {
+        return feeds.stream().mapToLong(f -> f.messages.get()).sum();
     }
 
     private void show(long startedNanos) {
         double secs = (System.nanoTime() - startedNanos) / 1e9;
         StringBuilder line = new StringBuilder(String.format("[%6.1fs]", secs));
-        synchronized (subscribers) {
-            if (subscribers.isEmpty()) {
-                line.append(" waiting for the broker (metadata sync, session, subscribes)...");
-            }
-            for (Subscriber s : subscribers) {
-                long n = s.messages.get();
-                long prev = s.shown;
-                s.shown = n;
-                line.append(String.format("  %s: %d msgs (+%d/s) last %s", s.publisher, n, n - prev,
-                        abbreviate(s.last.get())));
+        if (total() == 0) {
+            line.append(" waiting for the broker (metadata sync, session, subscribes)...");
+        } else {
+            for (Feed f : feeds) {
+                long n = f.messages.get();
+                long prev = f.shown;
+                f.shown = n;
+                line.append(String.format("  %s: %d msgs (+%d/s) last %s", f.publisher, n, n - prev,
+                        abbreviate(f.last.get())));
             }
         }
         out.println(line);
@@ -282,13 +402,21 @@ public final class Demo {
      */
     private Thread brokerProcess(Path config, Path kubeconfig, CountDownLatch stop, AtomicReference<Integer> exit)
             throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(brokerLauncher.toString(), "--config", config.toString())
+        List<String> command = new ArrayList<>(List.of(options.brokerLauncher().toString(), "--config",
+                config.toString()));
+        if (Files.isExecutable(SETSID)) {
+            // A session of its own: Ctrl-C in the terminal reaches the demo alone, which then sends the broker one
+            // SIGTERM (a drain). Otherwise the broker would get the terminal's SIGINT and then the demo's SIGTERM,
+            // a second signal, which exits at once. setsid execs in place (the child leads no process group).
+            command.addFirst(SETSID.toString());
+        }
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectOutput(ProcessBuilder.Redirect.INHERIT)
                 .redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().remove("KUBERNETES_SERVICE_HOST");
         builder.environment().put("KUBECONFIG", kubeconfig.toString());
         Process process = builder.start();
-        out.println("  broker:                         " + brokerLauncher + " (pid " + process.pid() + ")");
+        out.println("  broker:                         " + options.brokerLauncher() + " (pid " + process.pid() + ")");
         Thread.ofVirtual().name("broker-exit").start(() -> {
             try {
                 process.waitFor();
@@ -327,26 +455,37 @@ public final class Demo {
         }
     }
 
-    /**
-     * A ZMQ SUB on the router side, joined to the data stream by a loopback bridge that dials it (the SUB binds:
-     * see {@link RouterDataStream#bridgeTo}).
-     */
-    private static final class Subscriber implements AutoCloseable {
+    /** What the live view shows of one publisher, over every session of the run. */
+    private static final class Feed {
         final String publisher;
         final AtomicLong messages = new AtomicLong();
         final AtomicReference<String> last = new AtomicReference<>();
+        volatile long shown;
+
+        Feed(String publisher) {
+            this.publisher = publisher;
+        }
+    }
+
+    /**
+     * A ZMQ SUB on the router side for one data stream, joined to it by a loopback bridge that dials it (the SUB
+     * binds: see {@link RouterDataStream#bridgeTo}). Its reader thread owns the socket and closes it when it stops.
+     */
+    private static final class Subscriber implements AutoCloseable {
+        final Feed feed;
+        final ZContext zmq;
         final ZMQ.Socket sub;
         final Socket bridge;
         final Thread reader;
-        volatile long shown;
 
-        Subscriber(String publisher, ZContext zmq, RouterDataStream stream) throws IOException {
-            this.publisher = publisher;
+        Subscriber(Feed feed, ZContext zmq, RouterDataStream stream) throws IOException {
+            this.feed = feed;
+            this.zmq = zmq;
             this.sub = zmq.createSocket(SocketType.SUB);
             sub.subscribe("kv-events".getBytes(StandardCharsets.UTF_8));
             sub.setReceiveTimeOut(500);
             this.bridge = stream.bridgeTo(sub.bindToRandomPort("tcp://127.0.0.1"));
-            this.reader = Thread.ofPlatform().daemon().name("demo-sub-" + publisher).start(this::read);
+            this.reader = Thread.ofPlatform().daemon().name("demo-sub-" + feed.publisher).start(this::read);
         }
 
         private void read() {
@@ -357,11 +496,17 @@ public final class Demo {
                         continue;
                     }
                     String body = sub.recvStr();
-                    messages.incrementAndGet();
-                    last.set(body);
+                    feed.messages.incrementAndGet();
+                    feed.last.set(body);
                 }
             } catch (RuntimeException e) {
                 // context closed
+            } finally {
+                try {
+                    zmq.destroySocket(sub);
+                } catch (RuntimeException ignored) {
+                    // the context is closing
+                }
             }
         }
 

@@ -27,7 +27,7 @@ class DemoTest {
     void theDemoRelaysMessagesEndToEndAndExitsCleanly() throws Exception {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        int status = new Demo(2, 50, 40, out).run(false);
+        int status = new Demo(2, 50, 40, out).run();
         String text = captured.toString(StandardCharsets.UTF_8);
         assertEquals(0, status, text);
         assertTrue(text.contains("router: broker session"), text);
@@ -52,7 +52,7 @@ class DemoTest {
         Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwx------"));
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        int status = new Demo(2, 50, 40, out, launcher).run(false);
+        int status = new Demo(2, 50, 40, out, launcher).run();
         String text = captured.toString(StandardCharsets.UTF_8) + "\nbroker.log:\n" + Files.readString(log);
         assertEquals(0, status, "the broker process drained and exited 0:\n" + text);
         assertTrue(text.contains("broker:") && text.contains("(pid "), text);

@@ -49,14 +49,27 @@ class SessionLifecycleTest {
     @Test
     void heartbeatsFlowAtTheNegotiatedIntervalAndSilenceEndsTheSessionAsIdleTimeout() {
         // heartbeat 100 ms (the clamp floor), idle timeout 300 ms = 3 x heartbeat.
-        h = withAnswer(hello -> hello == null ? null : SessionAnswer.welcome(100, 300));
+        // The router never sends anything (no heartbeats either): the broker ends the session and reconnects.
+        h = new BrokerHarness(c -> c, r -> r.heartbeats(false)
+                .sessionPolicy(hello -> hello == null ? null : SessionAnswer.welcome(100, 300)));
         RouterSession first = h.startSession();
         first.await(Frame.Heartbeat.class, f -> true, WAIT);
-        // The router never sends anything: the broker ends the session and reconnects.
         RouterSession second = h.router.awaitSession(WAIT);
         assertTrue(h.metrics.get("session_ends_total{reason=idle_timeout}") >= 1);
         assertTrue(h.metrics.get("reconnects_total") >= 1);
         assertEquals(second.hello().clientId(), "broker-a");
+    }
+
+    /** Issue 53 item 1: the in-process router heartbeats, so a session with a short idle timeout lives on. */
+    @Test
+    void aRouterThatHeartbeatsKeepsTheSessionPastManyIdleTimeouts() {
+        h = withAnswer(hello -> hello == null ? null : SessionAnswer.welcome(100, 300));
+        RouterSession session = h.startSession();
+        for (int i = 0; i < 40; i++) { // 40 of the broker's heartbeats: 4 s, over 13 idle timeouts
+            session.await(Frame.Heartbeat.class, f -> true, WAIT);
+        }
+        assertEquals(0, h.metrics.get("session_ends_total{reason=idle_timeout}"));
+        assertEquals(1, h.router.sessionAttempts());
     }
 
     @Test

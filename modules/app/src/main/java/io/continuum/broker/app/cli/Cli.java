@@ -67,6 +67,7 @@ public final class Cli {
     private final PrintStream err;
     private final BrokerRuntimeFactory runtimeFactory;
     private final ShutdownWait shutdownWait;
+    private final ShutdownSignals signals;
     private final Clock clock;
 
     private Cli(Builder b) {
@@ -77,6 +78,7 @@ public final class Cli {
         this.err = b.err;
         this.runtimeFactory = b.runtimeFactory;
         this.shutdownWait = b.shutdownWait;
+        this.signals = b.signals;
         this.clock = b.clock;
     }
 
@@ -167,8 +169,9 @@ public final class Cli {
         // Handlers go in before anything else: a signal during start-up (a configuration, credential or CA file
         // being read, the runtime being built) exits 0 at once instead of killing the JVM with 143 or waiting for
         // a step that may never end; once the runtime runs, the first signal drains.
-        ShutdownSignals signals = shutdownWait == null ? ShutdownSignals.install() : null;
-        ShutdownWait wait = signals != null ? signals::awaitFirst : shutdownWait;
+        ShutdownSignals signals = this.signals != null ? this.signals
+                : shutdownWait == null ? ShutdownSignals.install() : null;
+        ShutdownWait wait = shutdownWait != null ? shutdownWait : signals::awaitFirst;
         BrokerConfig config;
         try {
             config = loader().load(configPath);
@@ -294,6 +297,7 @@ public final class Cli {
         private PrintStream err = System.err;
         private BrokerRuntimeFactory runtimeFactory = IdleRuntime::new;
         private ShutdownWait shutdownWait;
+        private ShutdownSignals signals;
         private Clock clock = Clock.systemUTC();
 
         private Builder() {
@@ -333,6 +337,16 @@ public final class Cli {
          */
         public Builder shutdownWait(ShutdownWait wait) {
             this.shutdownWait = wait;
+            return this;
+        }
+
+        /**
+         * Signal handlers installed by the caller (the demo, which runs the broker beside its own peers), told when
+         * the runtime has started, as the broker's own are: from then on the first signal drains instead of exiting
+         * at once. Without {@link #shutdownWait} the broker waits for their first signal.
+         */
+        public Builder signals(ShutdownSignals signals) {
+            this.signals = signals;
             return this;
         }
 

@@ -28,12 +28,14 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.ProtocolException;
+import io.continuum.broker.protocol.SessionLimits;
 
 /**
  * A router that speaks the bus server side of bus-protocol-v1.md over real TLS and HTTP/2, for
  * tests and the demo. It checks the bearer credential, reads {@code hello}, answers
- * {@code welcome} (or a scripted refusal), records every frame the broker sends, and hands each
- * data stream to the caller. Decisions are the caller's: nothing is subscribed unless asked.
+ * {@code welcome} (or a scripted refusal), sends {@code heartbeat} at the negotiated interval while the session
+ * lasts (unless told not to), records every frame the broker sends, and hands each data stream to the caller.
+ * Decisions are the caller's: nothing is subscribed unless asked.
  */
 public final class InProcessRouter implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(InProcessRouter.class.getName());
@@ -41,6 +43,7 @@ public final class InProcessRouter implements AutoCloseable {
     private final BusServer server;
     private final String credential;
     private final int connectionWindowIncrement;
+    private final boolean heartbeats;
     private final LinkedBlockingQueue<RouterSession> sessions = new LinkedBlockingQueue<>();
     private final Map<Long, LinkedBlockingQueue<RouterDataStream>> dataStreams = new ConcurrentHashMap<>();
     private final Set<Long> expected = ConcurrentHashMap.newKeySet();
@@ -143,6 +146,7 @@ public final class InProcessRouter implements AutoCloseable {
     private InProcessRouter(Builder b) {
         this.credential = b.credential;
         this.connectionWindowIncrement = b.connectionWindowIncrement;
+        this.heartbeats = b.heartbeats;
         this.sessionPolicy = b.sessionPolicy;
         this.stack = b.stack;
         BusServer.Options options = new BusServer.Options(b.privateKey, b.certChain, b.port, b.tcpNoDelay,
@@ -339,6 +343,9 @@ public final class InProcessRouter implements AutoCloseable {
         if (sessionId != null) {
             liveSessionIds.add(sessionId);
         }
+        if (heartbeats && answer.first() instanceof Frame.Welcome w) {
+            session.startHeartbeats(SessionLimits.negotiate(w).heartbeatInterval());
+        }
         for (Frame f : pending) {
             session.received(f);
         }
@@ -446,6 +453,7 @@ public final class InProcessRouter implements AutoCloseable {
         private long maxConcurrentStreams = 8192;
         private boolean tcpNoDelay;
         private int connectionWindowIncrement;
+        private boolean heartbeats = true;
         private SessionPolicy sessionPolicy = hello -> hello == null ? null : SessionAnswer.welcome(-1, -1);
         private Http2Stack stack = Http2Stack.fromSystemProperty();
 
@@ -509,6 +517,18 @@ public final class InProcessRouter implements AutoCloseable {
                 throw new IllegalArgumentException("negative window increment");
             }
             this.connectionWindowIncrement = bytes;
+            return this;
+        }
+
+        /**
+         * Whether the router sends {@code heartbeat} every negotiated interval after its {@code welcome}, as a router
+         * must for the broker's idle timer (bus-protocol-v1.md section 4 item 2: any frame from the router resets
+         * it). On by default; tests of the broker's idle timeout turn it off to be the router that falls silent.
+         *
+         * @param on whether to send heartbeats
+         */
+        public Builder heartbeats(boolean on) {
+            this.heartbeats = on;
             return this;
         }
 

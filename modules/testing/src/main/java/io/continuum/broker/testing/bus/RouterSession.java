@@ -215,6 +215,23 @@ public final class RouterSession {
         return endCause;
     }
 
+    /**
+     * Sends {@code heartbeat} every {@code interval} until the session finishes (the router ends or resets it, or
+     * the broker's side ends), on a virtual thread of its own. A write that fails ends the heartbeats: the
+     * connection is gone.
+     */
+    void startHeartbeats(Duration interval) {
+        Thread.ofVirtual().name("router-heartbeats").start(() -> {
+            try {
+                while (!finish.await(interval.toNanos(), TimeUnit.NANOSECONDS)) {
+                    send(Frame.Heartbeat.INSTANCE);
+                }
+            } catch (InterruptedException | RuntimeException e) {
+                // the session is over
+            }
+        });
+    }
+
     void received(Frame frame) {
         lock.lock();
         try {
