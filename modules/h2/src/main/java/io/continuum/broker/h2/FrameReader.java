@@ -29,6 +29,13 @@ public final class FrameReader {
     public static final int DEFAULT_MAX_FRAME_SIZE = 16_384;
     /** The most a reassembled header block may hold: a peer that keeps sending CONTINUATION is refused. */
     public static final int MAX_HEADER_BLOCK_BYTES = 256 * 1024;
+    /**
+     * SETTINGS_MAX_HEADER_LIST_SIZE this codec's endpoints advertise and enforce unless told otherwise: 64 KiB of
+     * decoded header list (RFC 9113 section 6.5.2). A bus response head is a status and a content type; 64 KiB
+     * leaves room for what proxies in front of a router add (Netty's default is 8 KiB). Without a limit, a block of
+     * one-octet references to a 4 KiB table entry would decode to thousands of times its size.
+     */
+    public static final long DEFAULT_MAX_HEADER_LIST_SIZE = 64 * 1024;
 
     private static final int DATA = 0x0;
     private static final int HEADERS = 0x1;
@@ -51,6 +58,7 @@ public final class FrameReader {
     private final HpackDecoder hpack = new HpackDecoder();
     private final byte[] header = new byte[9];
     private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+    private long maxHeaderListSize = DEFAULT_MAX_HEADER_LIST_SIZE;
     private byte[] dataBuffer = new byte[DEFAULT_MAX_FRAME_SIZE];
     // a header block under way: its stream, END_STREAM of its HEADERS, the fragments so far
     private int blockStream;
@@ -82,6 +90,18 @@ public final class FrameReader {
             throw new IllegalArgumentException("SETTINGS_MAX_FRAME_SIZE out of range: " + bytes);
         }
         maxFrameSize = bytes;
+    }
+
+    /**
+     * This endpoint's SETTINGS_MAX_HEADER_LIST_SIZE (enforced from the start: the limit is advisory until
+     * acknowledged, RFC 9113 section 6.5.2). A header block that decodes to a larger list is decoded to its end (the
+     * HPACK table stays in step) and then is a stream error (PROTOCOL_ERROR) on its stream; the connection goes on.
+     */
+    public void maxHeaderListSize(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("SETTINGS_MAX_HEADER_LIST_SIZE out of range: " + bytes);
+        }
+        maxHeaderListSize = bytes;
     }
 
     /**
@@ -208,8 +228,12 @@ public final class FrameReader {
         int streamId = blockStream;
         boolean endStream = blockEndStream;
         block = null;
-        List<HeaderField> fields = hpack.decode(streamId, whole);
-        handler.headers(streamId, endStream, fields);
+        HpackDecoder.Block decoded = hpack.decode(streamId, whole, maxHeaderListSize);
+        if (decoded.overLimit()) {
+            throw new Http2Error.StreamError(streamId, Http2ErrorCode.PROTOCOL, "header list of "
+                    + decoded.listSize() + " bytes exceeds SETTINGS_MAX_HEADER_LIST_SIZE " + maxHeaderListSize);
+        }
+        handler.headers(streamId, endStream, decoded.fields());
     }
 
     private void priority(int streamId, byte[] payload) throws Http2Error {

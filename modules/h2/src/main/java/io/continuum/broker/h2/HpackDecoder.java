@@ -1,170 +1,223 @@
 package io.continuum.broker.h2;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
 import io.helidon.common.buffers.BufferData;
-import io.helidon.http.Header;
-import io.helidon.http.Headers;
 import io.helidon.http.http2.Http2ErrorCode;
-import io.helidon.http.http2.Http2Exception;
-import io.helidon.http.http2.Http2Flag;
-import io.helidon.http.http2.Http2FrameData;
-import io.helidon.http.http2.Http2FrameHeader;
-import io.helidon.http.http2.Http2FrameTypes;
-import io.helidon.http.http2.Http2Headers;
 import io.helidon.http.http2.Http2HuffmanDecoder;
-import io.helidon.http.http2.Http2Priority;
-import io.helidon.http.http2.Http2RstStream;
-import io.helidon.http.http2.Http2Stream;
-import io.helidon.http.http2.Http2StreamState;
-import io.helidon.http.http2.Http2WindowUpdate;
-import io.helidon.http.http2.StreamFlowControl;
 
 /**
- * The HPACK decoder of one connection's inbound direction (RFC 7541): Helidon's, with its dynamic table and Huffman
- * decoder. It belongs to a {@link FrameReader}, which uses it from one thread, in wire order (HPACK state is per
- * direction and order matters). {@link HpackEncoder} is the other direction.
+ * The HPACK decoder of one connection's inbound direction (RFC 7541), with a dynamic table of its own
+ * ({@link HpackDecoderTable}); only the Huffman code (section 5.2, Appendix B) is Helidon's. It belongs to a
+ * {@link FrameReader}, which uses it from one thread, in wire order (HPACK state is per direction and order matters).
+ * {@link HpackEncoder} is the other direction.
+ * <p>
+ * Not Helidon's decoder: in 4.5.0 its {@code Http2Headers.DynamicTable.add} loops forever on an entry larger than the
+ * table (it evicts from an empty table without end), and two legal blocks reach it: a size update to 0 followed by a
+ * field with incremental indexing, or one such field over 4,064 bytes. Here an entry larger than the table empties
+ * it and is not added (section 4.4), which is not an error.
+ * <p>
+ * Bounds, whatever the input: one pass over the block, each byte read once (no loop that does not advance); the
+ * table holds at most our SETTINGS_HEADER_TABLE_SIZE; the fields kept are at most the header list limit (RFC 9113
+ * section 6.5.2 counts each field as name + value + 32 octets) plus one field. A block that decodes past the limit is
+ * still decoded to its end, so that the table stays in step with the peer's encoder, and is reported
+ * {@link Block#overLimit()}: a stream error for the caller, not a connection error. Anything that is not valid HPACK
+ * is a connection COMPRESSION_ERROR (RFC 9113 section 4.3): the table may be half updated.
  */
 final class HpackDecoder {
     /** RFC 9113 section 6.5.2: SETTINGS_HEADER_TABLE_SIZE starts at 4,096. */
     static final long DEFAULT_TABLE_SIZE = 4_096;
 
-    /** The decoder's table: the peer's encoder adds to it, SETTINGS_HEADER_TABLE_SIZE (ours) bounds it. */
-    private final Http2Headers.DynamicTable table = Http2Headers.DynamicTable.create(DEFAULT_TABLE_SIZE);
-    private final Http2HuffmanDecoder huffmanDecoder = Http2HuffmanDecoder.create();
-
-    /** The table size the peer's encoder last announced (or the initial one); only block starts change it. */
-    private long tableSize = DEFAULT_TABLE_SIZE;
+    private final HpackDecoderTable table = new HpackDecoderTable(DEFAULT_TABLE_SIZE);
+    private final Http2HuffmanDecoder huffman = Http2HuffmanDecoder.create();
+    /** Our SETTINGS_HEADER_TABLE_SIZE, acknowledged: the most a size update may announce. */
+    private long limit = DEFAULT_TABLE_SIZE;
     /** Whether the next block must begin with a dynamic table size update (our limit went below the table). */
     private boolean sizeUpdateDue;
+
+    /**
+     * One decoded header block.
+     *
+     * @param fields    the fields in wire order; once over the limit, the fields before the one that crossed it
+     * @param listSize  the decoded header list size (RFC 9113 section 6.5.2), counted to the end of the block
+     * @param overLimit whether {@code listSize} exceeded the limit given to {@link #decode}
+     */
+    record Block(List<HeaderField> fields, long listSize, boolean overLimit) {
+    }
 
     /** Our SETTINGS_HEADER_TABLE_SIZE, acknowledged: see {@link FrameReader#headerTableSize(long)}. */
     void tableSizeLimit(long bytes) {
         if (bytes < 0 || bytes > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("SETTINGS_HEADER_TABLE_SIZE out of range: " + bytes);
         }
-        table.protocolMaxTableSize(bytes);
-        sizeUpdateDue = bytes < tableSize;
-    }
-
-    /** Decodes one whole header block (HEADERS and its CONTINUATIONs, padding and priority removed). */
-    List<HeaderField> decode(int streamId, byte[] block) throws Http2Error {
-        boolean announced = followSizeUpdates(block);
-        if (sizeUpdateDue) {
-            if (!announced) {
-                throw new Http2Error.ConnectionError(Http2ErrorCode.COMPRESSION, "header block of stream " + streamId
-                        + " does not begin with the dynamic table size update a lowered"
-                        + " SETTINGS_HEADER_TABLE_SIZE requires (RFC 7541 section 4.2)");
-            }
-            sizeUpdateDue = false;
+        limit = bytes;
+        if (bytes < table.maxSize()) {
+            sizeUpdateDue = true;
         }
-        Http2FrameHeader header = Http2FrameHeader.create(block.length, Http2FrameTypes.HEADERS,
-                Http2Flag.HeaderFlags.create(Http2Flag.END_OF_HEADERS), streamId);
-        Http2Headers decoded;
-        try {
-            decoded = Http2Headers.create(new DecodingStream(streamId), table, huffmanDecoder,
-                    new Http2FrameData(header, BufferData.create(block)));
-        } catch (Http2Exception e) {
-            // The table may be half updated: HPACK state is the connection's, so is the error (RFC 9113 4.3).
-            throw new Http2Error.ConnectionError(Http2ErrorCode.COMPRESSION,
-                    "header block of stream " + streamId + ": " + e.getMessage());
-        } catch (RuntimeException e) {
-            throw new Http2Error.ConnectionError(Http2ErrorCode.COMPRESSION,
-                    "header block of stream " + streamId + " cannot be decoded: " + e);
-        }
-        List<HeaderField> fields = new ArrayList<>();
-        addPseudo(fields, ":method", () -> decoded.method().text());
-        addPseudo(fields, ":scheme", decoded::scheme);
-        addPseudo(fields, ":authority", decoded::authority);
-        addPseudo(fields, ":path", decoded::path);
-        addPseudo(fields, ":status", () -> String.valueOf(decoded.status().code()));
-        Headers regular = decoded.httpHeaders();
-        for (Header h : regular) {
-            for (String v : h.allValues()) {
-                // Helidon marks a field that came as a never-indexed literal sensitive (RFC 7541 section 6.2.3)
-                fields.add(new HeaderField(h.name().toLowerCase(), v, h.sensitive()));
-            }
-        }
-        return fields;
     }
 
     /**
-     * Notes the dynamic table size updates a block begins with (RFC 7541 section 6.3: {@code 001} and a 5-bit prefix
-     * integer); Helidon's decoder applies them and checks each against our limit.
+     * Decodes one whole header block (HEADERS and its CONTINUATIONs, padding and priority removed).
      *
-     * @return whether there was one
+     * @param streamId     the stream, for messages
+     * @param block        the block
+     * @param maxListSize  the header list size past which fields are no longer kept
      */
-    private boolean followSizeUpdates(byte[] block) {
-        boolean any = false;
-        int i = 0;
-        while (i < block.length && (block[i] & 0xE0) == 0x20) {
-            long value = block[i++] & 0x1F;
-            if (value == 0x1F) {
-                int shift = 0;
-                int b;
-                do {
-                    if (i == block.length || shift > 28) {
-                        return any; // truncated or too large: Helidon's decoder reports it
-                    }
-                    b = block[i++] & 0xFF;
-                    value += (long) (b & 0x7F) << shift;
-                    shift += 7;
-                } while ((b & 0x80) != 0);
+    Block decode(int streamId, byte[] block, long maxListSize) throws Http2Error {
+        Cursor in = new Cursor(streamId, block);
+        List<HeaderField> fields = new ArrayList<>();
+        long listSize = 0;
+        boolean atStart = true;
+        while (in.hasMore()) {
+            int b = in.peek();
+            if ((b & 0xE0) == 0x20) { // 001xxxxx: dynamic table size update (section 6.3)
+                if (!atStart) {
+                    throw in.error("dynamic table size update after a field (RFC 7541 section 4.2)");
+                }
+                long size = in.integer(5);
+                if (size > limit) {
+                    throw in.error("dynamic table size update to " + size + " exceeds SETTINGS_HEADER_TABLE_SIZE "
+                            + limit);
+                }
+                table.resize(size);
+                sizeUpdateDue = false;
+                continue;
             }
-            tableSize = value;
-            any = true;
+            if (atStart && sizeUpdateDue) {
+                throw in.error("block does not begin with the dynamic table size update a lowered"
+                        + " SETTINGS_HEADER_TABLE_SIZE requires (RFC 7541 section 4.2)");
+            }
+            atStart = false;
+            HeaderField field;
+            if ((b & 0x80) != 0) { // 1xxxxxxx: indexed (section 6.1)
+                field = entry(in, in.integer(7));
+            } else if ((b & 0x40) != 0) { // 01xxxxxx: literal with incremental indexing (section 6.2.1)
+                field = literal(in, 6, false);
+                table.add(field);
+            } else { // 0000xxxx without indexing, 0001xxxx never indexed (sections 6.2.2, 6.2.3)
+                field = literal(in, 4, (b & 0x10) != 0);
+            }
+            listSize += field.entrySize();
+            if (listSize <= maxListSize) {
+                fields.add(field);
+            }
         }
-        return any;
+        if (atStart && sizeUpdateDue) {
+            throw in.error("block does not begin with the dynamic table size update a lowered"
+                    + " SETTINGS_HEADER_TABLE_SIZE requires (RFC 7541 section 4.2)");
+        }
+        return new Block(List.copyOf(fields), listSize, listSize > maxListSize);
     }
 
-    private interface Value {
-        String get();
+    private HeaderField entry(Cursor in, long index) throws Http2Error {
+        if (index == 0) {
+            throw in.error("index 0 (RFC 7541 section 6.1)");
+        }
+        if (index <= StaticTable.SIZE) {
+            return StaticTable.entry((int) index);
+        }
+        HeaderField field = table.get(index - StaticTable.SIZE);
+        if (field == null) {
+            throw in.error("index " + index + " is in neither table (dynamic table holds " + table.length()
+                    + " entries)");
+        }
+        return field;
     }
 
-    private static void addPseudo(List<HeaderField> fields, String name, Value value) {
-        String v;
+    private HeaderField literal(Cursor in, int prefixBits, boolean neverIndexed) throws Http2Error {
+        long nameIndex = in.integer(prefixBits);
+        String name = nameIndex == 0 ? string(in) : entry(in, nameIndex).name();
+        String value = string(in);
+        return new HeaderField(name, value, neverIndexed);
+    }
+
+    /** A string literal (section 5.2): H bit, 7-bit prefix length, then that many octets. */
+    private String string(Cursor in) throws Http2Error {
+        if (!in.hasMore()) {
+            throw in.error("the block ends where a string literal should begin");
+        }
+        boolean huffmanCoded = (in.peek() & 0x80) != 0;
+        long length = in.integer(7);
+        if (length > in.remaining()) {
+            throw in.error("string literal of " + length + " octets, " + in.remaining() + " left in the block");
+        }
+        int start = in.skip((int) length);
+        if (!huffmanCoded) {
+            // octets as they are: ISO-8859-1 maps each to one char, so String.length() is the octet count
+            return new String(in.block, start, (int) length, StandardCharsets.ISO_8859_1);
+        }
         try {
-            v = value.get();
+            return huffman.decodeString(BufferData.create(in.block, start, (int) length), (int) length);
         } catch (RuntimeException e) {
-            return; // absent
-        }
-        if (v != null) {
-            fields.add(new HeaderField(name, v));
+            throw in.error("Huffman-coded string cannot be decoded: " + e.getMessage());
         }
     }
 
-    /** The stream Helidon's decoder names in its errors: nothing else of it is used. */
-    private record DecodingStream(int streamId) implements Http2Stream {
-        @Override
-        public boolean rstStream(Http2RstStream rstStream) {
-            return false;
+    /** The read position in one block. */
+    private static final class Cursor {
+        private final int streamId;
+        private final byte[] block;
+        private int position;
+
+        Cursor(int streamId, byte[] block) {
+            this.streamId = streamId;
+            this.block = block;
         }
 
-        @Override
-        public void windowUpdate(Http2WindowUpdate windowUpdate) {
+        boolean hasMore() {
+            return position < block.length;
         }
 
-        @Override
-        public void headers(Http2Headers headers, boolean endOfStream) {
+        int remaining() {
+            return block.length - position;
         }
 
-        @Override
-        public void data(Http2FrameHeader header, BufferData data, boolean endOfStream) {
+        int peek() {
+            return block[position] & 0xFF;
         }
 
-        @Override
-        public void priority(Http2Priority http2Priority) {
+        /** @return where the skipped octets start */
+        int skip(int n) {
+            int start = position;
+            position += n;
+            return start;
         }
 
-        @Override
-        public Http2StreamState streamState() {
-            return Http2StreamState.OPEN;
+        /**
+         * An integer with an N-bit prefix (section 5.1). Values past 2^32 - 1 are refused: no field, size or index
+         * of a bounded block needs one, and the continuation octets stop within 5 of the prefix.
+         */
+        long integer(int prefixBits) throws Http2Error {
+            int mask = (1 << prefixBits) - 1;
+            long value = block[position++] & mask;
+            if (value < mask) {
+                return value;
+            }
+            int shift = 0;
+            while (true) {
+                if (shift > 28) {
+                    throw error("integer over 2^32 - 1");
+                }
+                if (!hasMore()) {
+                    throw error("integer runs past the end of the block");
+                }
+                int b = block[position++] & 0xFF;
+                value += (long) (b & 0x7F) << shift;
+                if (value > 0xFFFF_FFFFL) {
+                    throw error("integer over 2^32 - 1");
+                }
+                if ((b & 0x80) == 0) {
+                    return value;
+                }
+                shift += 7;
+            }
         }
 
-        @Override
-        public StreamFlowControl flowControl() {
-            throw new UnsupportedOperationException("no flow control while decoding headers");
+        Http2Error error(String message) {
+            return new Http2Error.ConnectionError(Http2ErrorCode.COMPRESSION, "header block of stream " + streamId
+                    + ": " + message);
         }
     }
 }

@@ -15,7 +15,7 @@ import java.util.List;
  * <p>
  * Not Helidon's encoder: in 4.5.0 its dynamic table loops forever adding an entry larger than the table (a peer's
  * SETTINGS_HEADER_TABLE_SIZE of 0 is enough) and cannot be shrunk from outside its package. Two rules here keep
- * Helidon's decoder (the broker's today) safe as well: no entry larger than the table is ever added, and
+ * a peer on Helidon's decoder (a Helidon server) safe as well: no entry larger than the table is ever added, and
  * pseudo-header names always go by static index (its decoder refuses them as new names).
  * <p>
  * It belongs to a {@link FrameWriter}, which calls it under its lock in write order.

@@ -4,8 +4,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * HPACK's static table (RFC 7541 Appendix A), for the encoder's lookups. Helidon has it too, package-private
- * ({@code Http2Headers.StaticHeader}); its decoder uses that one.
+ * HPACK's static table (RFC 7541 Appendix A): the encoder's lookups by field and by name, the decoder's by index.
  */
 final class StaticTable {
     private static final String[][] ENTRIES = {
@@ -25,6 +24,7 @@ final class StaticTable {
     };
     /** Entries in the static table: dynamic indexes start after it. */
     static final int SIZE = ENTRIES.length;
+    private static final HeaderField[] FIELDS_BY_INDEX = new HeaderField[ENTRIES.length + 1];
     private static final Map<String, Integer> FIELDS = new HashMap<>();
     private static final Map<String, Integer> NAMES = new HashMap<>();
 
@@ -32,10 +32,16 @@ final class StaticTable {
         for (int i = ENTRIES.length - 1; i >= 0; i--) { // the lowest index wins
             FIELDS.put(ENTRIES[i][0] + '\0' + ENTRIES[i][1], i + 1);
             NAMES.put(ENTRIES[i][0], i + 1);
+            FIELDS_BY_INDEX[i + 1] = new HeaderField(ENTRIES[i][0], ENTRIES[i][1]);
         }
     }
 
     private StaticTable() {
+    }
+
+    /** @return the entry at {@code index}, 1 to {@link #SIZE} */
+    static HeaderField entry(int index) {
+        return FIELDS_BY_INDEX[index];
     }
 
     /** @return the index of the entry with this name and value, 0 if none */

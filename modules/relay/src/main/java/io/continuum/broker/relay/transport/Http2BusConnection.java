@@ -97,6 +97,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         Map<Integer, Long> local = new LinkedHashMap<>();
         local.put(0x2, 0L);                                                   // ENABLE_PUSH: no
         local.put(0x4, (long) TransportSettings.STREAM_RECEIVE_WINDOW);       // INITIAL_WINDOW_SIZE
+        local.put(0x6, FrameReader.DEFAULT_MAX_HEADER_LIST_SIZE);             // MAX_HEADER_LIST_SIZE: the reader's
         synchronized (frames) {
             frames.clientPreface();
             frames.settings(local);
@@ -547,18 +548,18 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
 
     @Override
     public void headers(int streamId, boolean endStream, List<HeaderField> fields) {
-        Http2BusStream violated;
+        Http2BusStream stream;
+        Http2BusStream.Violation violation;
         lock.lock();
         try {
-            Http2BusStream stream = streams.get(streamId);
+            stream = streams.get(streamId);
             // a stream this side is done with: ignored (its block was decoded, so HPACK stays in step)
-            violated = stream != null && !stream.headersLocked(fields, endStream) ? stream : null;
+            violation = stream == null ? null : stream.headersLocked(fields, endStream);
         } finally {
             lock.unlock();
         }
-        if (violated != null) {
-            violated.resetMalformed("HEADERS that neither start the response nor end it",
-                    Http2ErrorCodes.PROTOCOL_ERROR);
+        if (violation != null) {
+            stream.resetMalformed(violation.what(), violation.resetCode());
         }
     }
 

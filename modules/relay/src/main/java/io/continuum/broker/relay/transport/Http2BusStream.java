@@ -5,12 +5,14 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.continuum.broker.h2.FrameWriter;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.ResponseFieldRules;
 
 /**
  * One bus stream on an {@link Http2BusConnection}: its state ({@link StreamState}), both windows, and its inbound
@@ -357,25 +359,58 @@ final class Http2BusStream implements BusStream {
     }
 
     /**
-     * A header block for this stream: the response head, or trailers that end the stream.
-     *
-     * @return false if it is neither (a second head without END_STREAM, or no {@code :status}): malformed
+     * What a header block broke: the stream is reset with {@code resetCode} (RFC 9113 section 8.1.1: a malformed
+     * response is a stream error on its stream alone).
      */
-    boolean headersLocked(List<HeaderField> fields, boolean endStream) {
+    record Violation(String what, long resetCode) {
+    }
+
+    /**
+     * A header block for this stream: an informational head (1xx, read past: RFC 9113 section 8.1), the response
+     * head, or trailers that end the stream.
+     *
+     * @return what it broke, or null when it is taken
+     */
+    Violation headersLocked(List<HeaderField> fields, boolean endStream) {
+        if (state.terminal()) {
+            return null; // this side is done with the stream: ignored (section 5.1)
+        }
+        if (!state.remoteOpen()) {
+            return new Violation("HEADERS after the response's END_STREAM (RFC 9113 section 5.1)",
+                    Http2ErrorCodes.STREAM_CLOSED);
+        }
         if (head == null) {
+            Optional<String> malformed = ResponseFieldRules.headViolation(fields);
+            if (malformed.isPresent()) {
+                return new Violation(malformed.get(), Http2ErrorCodes.PROTOCOL_ERROR);
+            }
             ResponseHead parsed = responseHead(fields);
-            if (parsed == null) {
-                return false;
+            if (parsed.status() == 101) {
+                return new Violation("status 101: not allowed in HTTP/2 (RFC 9113 section 8.6)",
+                        Http2ErrorCodes.PROTOCOL_ERROR);
+            }
+            if (ResponseFieldRules.informational(parsed.status())) {
+                if (endStream) {
+                    return new Violation("informational status " + parsed.status() + " with END_STREAM (RFC 9113"
+                            + " section 8.1)", Http2ErrorCodes.PROTOCOL_ERROR);
+                }
+                return null; // any number of 1xx heads may come before the final one
             }
             head = parsed;
         } else if (!endStream) {
-            return false;
+            return new Violation("HEADERS after the response head without END_STREAM (RFC 9113 section 8.1)",
+                    Http2ErrorCodes.PROTOCOL_ERROR);
+        } else {
+            Optional<String> malformed = ResponseFieldRules.trailersViolation(fields);
+            if (malformed.isPresent()) {
+                return new Violation(malformed.get(), Http2ErrorCodes.PROTOCOL_ERROR);
+            }
         }
         if (endStream) {
             remoteEndLocked();
         }
         changed.signalAll();
-        return true;
+        return null;
     }
 
     /** @return bytes to credit back to the connection now (the caller sends the WINDOW_UPDATE) */
@@ -513,20 +548,17 @@ final class Http2BusStream implements BusStream {
         }
     }
 
+    /** A head {@link ResponseFieldRules#headViolation} passed: one {@code :status} of three digits. */
     private static ResponseHead responseHead(List<HeaderField> fields) {
         int status = -1;
         List<Header> headers = new ArrayList<>(fields.size());
         for (HeaderField f : fields) {
             if (f.name().equals(":status")) {
-                try {
-                    status = Integer.parseInt(f.value());
-                } catch (NumberFormatException e) {
-                    return null;
-                }
-            } else if (!f.pseudo()) {
+                status = Integer.parseInt(f.value());
+            } else {
                 headers.add(new Header(f.name(), f.value(), f.sensitive()));
             }
         }
-        return status < 100 || status > 999 ? null : new ResponseHead(status, headers);
+        return new ResponseHead(status, headers);
     }
 }

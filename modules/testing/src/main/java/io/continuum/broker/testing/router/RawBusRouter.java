@@ -250,10 +250,28 @@ public final class RawBusRouter implements AutoCloseable {
      * answers it {@code 200} with the body left open, and returns its HTTP/2 stream id.
      */
     public int answerNextDataStream(Duration wait) throws Exception {
+        return answerNextDataStream(wait, List.of(List.of(new HeaderField(":status", "200"))));
+    }
+
+    /**
+     * Steps through the broker's frames to the HEADERS of the next data stream and answers it with {@code heads}: each
+     * list one header block, in order (informational heads before the final one, say).
+     *
+     * @return the data stream's HTTP/2 stream id
+     */
+    public int answerNextDataStream(Duration wait, List<List<HeaderField>> heads) throws Exception {
+        int streamId = awaitDataStreamHeaders(wait);
+        for (List<HeaderField> head : heads) {
+            wire.sendHeaders(streamId, false, head.toArray(HeaderField[]::new));
+        }
+        return streamId;
+    }
+
+    /** Steps through the broker's frames to the HEADERS of the next data stream, answering nothing. */
+    public int awaitDataStreamHeaders(Duration wait) throws Exception {
         while (true) {
             RawH2Peer.Frame f = next(wait);
             if (f.type() == RawH2Peer.Frame.HEADERS && f.streamId() != SESSION_STREAM) {
-                wire.sendStatus200(f.streamId(), false);
                 return f.streamId();
             }
         }

@@ -39,6 +39,8 @@ import io.continuum.broker.testing.pki.ServerIdentity;
  * HPACK are the codec's, tested once.
  */
 public final class RawH2Peer implements AutoCloseable {
+    private static final int END_STREAM = 0x1;
+    private static final int END_HEADERS = 0x4;
     /**
      * One frame as received: header blocks whole and decoded ({@link #fields}), DATA without padding; the payload
      * of RST_STREAM, WINDOW_UPDATE and GOAWAY as on the wire.
@@ -151,6 +153,9 @@ public final class RawH2Peer implements AutoCloseable {
         /** WINDOW_UPDATE increments the client granted, per stream id (0: the connection); guarded by itself. */
         private final Map<Integer, Long> granted = new HashMap<>();
         private volatile boolean answerPings = true;
+        /** Set by {@link #indexEveryField}; guarded by the writer's monitor, as {@link #headersSent} is. */
+        private IndexingHpackEncoder indexing;
+        private boolean headersSent;
         /** Guarded by itself: while set, the read loop takes no bytes off the socket. */
         private final boolean[] readingStopped = {false};
         private final CountDownLatch readingEnded = new CountDownLatch(1);
@@ -266,7 +271,45 @@ public final class RawH2Peer implements AutoCloseable {
 
         /** Sends a header block (HEADERS, and CONTINUATIONs if it is larger than the client's frames). */
         public void sendHeaders(int streamId, boolean endStream, HeaderField... fields) throws IOException {
-            sendTogether(w -> w.headers(streamId, endStream, List.of(fields)));
+            synchronized (writer) {
+                if (indexing != null) {
+                    byte[] block = indexing.encode(List.of(fields));
+                    writer.frame(Frame.HEADERS, END_HEADERS | (endStream ? END_STREAM : 0), streamId, block);
+                } else {
+                    headersSent = true;
+                    writer.headers(streamId, endStream, List.of(fields));
+                }
+            }
+            writer.flush();
+        }
+
+        /**
+         * From now on, header blocks are encoded as Python's {@code hpack} encodes them: every new field indexed, large
+         * ones included (the project's own encoder never adds an entry larger than the table, and Netty's sends such
+         * fields without indexing). Only before the first HEADERS: the two encoders' tables would disagree.
+         */
+        public void indexEveryField() {
+            synchronized (writer) {
+                if (headersSent) {
+                    throw new IllegalStateException("a header block was already sent with the codec's encoder");
+                }
+                if (indexing == null) {
+                    indexing = new IndexingHpackEncoder();
+                }
+            }
+        }
+
+        /**
+         * A dynamic table size update (RFC 7541 section 6.3) at the start of the next header block; only after
+         * {@link #indexEveryField}.
+         */
+        public void sizeUpdateBeforeNextBlock(long size) {
+            synchronized (writer) {
+                if (indexing == null) {
+                    throw new IllegalStateException("indexEveryField() first");
+                }
+                indexing.sizeUpdate(size);
+            }
         }
 
         /** Sends DATA (several frames if it is larger than the client's frames). */
