@@ -19,8 +19,9 @@ import io.helidon.http.http2.Http2ErrorCode;
  * with this reader's HPACK table. Frame-level rules are checked here and reported as a typed {@link Http2Error}
  * (a connection error ends the reading; after a stream error the next frame can be read): frame size against the
  * local SETTINGS_MAX_FRAME_SIZE, fixed lengths, padding, stream id 0 or not per type, CONTINUATION only right after
- * a HEADERS (or CONTINUATION) without END_HEADERS on the same stream, zero window increments, SETTINGS values.
- * One thread reads.
+ * a HEADERS (or CONTINUATION) without END_HEADERS on the same stream, zero window increments, SETTINGS values,
+ * SETTINGS as the peer's first frame ({@link #expectSettingsFirst}), the header list limit. Rules that depend on the endpoint's role
+ * (which streams it opened, what a server may set) are its handler's. One thread reads.
  */
 public final class FrameReader {
     /** RFC 9113 section 3.4: what a client sends first. */
@@ -65,6 +66,11 @@ public final class FrameReader {
     private boolean blockEndStream;
     private byte[] block;
     private int blockLength;
+    /** A stream error the open block's HEADERS carried (a self-dependency): reported once the block is decoded. */
+    private Http2Error.StreamError blockError;
+    /** Whether the peer's first frame must be SETTINGS, and whether it came (RFC 9113 section 3.4). */
+    private boolean settingsFirst;
+    private boolean settingsSeen;
 
     /**
      * @param in      the connection's bytes, after the preface (see {@link #readClientPreface})
@@ -90,6 +96,15 @@ public final class FrameReader {
             throw new IllegalArgumentException("SETTINGS_MAX_FRAME_SIZE out of range: " + bytes);
         }
         maxFrameSize = bytes;
+    }
+
+    /**
+     * Holds the peer to its connection preface (RFC 9113 section 3.4): its first frame must be SETTINGS (not an ACK),
+     * anything else is a connection PROTOCOL_ERROR. An endpoint calls it before its first read; a reader fed a
+     * fragment of a connection (a unit test's frames) does not.
+     */
+    public void expectSettingsFirst() {
+        settingsFirst = true;
     }
 
     /**
@@ -143,6 +158,13 @@ public final class FrameReader {
         // DATA is read into one reused buffer (handed over as a view, see FrameHandler#data): no allocation per frame
         byte[] payload = type == DATA ? dataBuffer(length) : new byte[length];
         in.readFully(payload, 0, length);
+        if (!settingsSeen) {
+            if (settingsFirst && (type != SETTINGS || (flags & ACK) != 0)) {
+                throw connectionError(Http2ErrorCode.PROTOCOL, "the peer's first frame is type " + type
+                        + ", not SETTINGS (RFC 9113 section 3.4)");
+            }
+            settingsSeen = true;
+        }
         if (block != null && (type != CONTINUATION || streamId != blockStream)) {
             throw connectionError(Http2ErrorCode.PROTOCOL, "a header block of stream " + blockStream
                     + " is open: expected CONTINUATION on it, got type " + type + " on stream " + streamId);
@@ -183,10 +205,12 @@ public final class FrameReader {
     private void headers(int flags, int streamId, byte[] payload) throws Http2Error {
         requireStream(HEADERS, streamId);
         int[] range = unpadded(flags, payload, payload.length, (flags & PRIORITY_FLAG) != 0 ? 5 : 0);
+        blockError = null;
         if ((flags & PRIORITY_FLAG) != 0) {
             int dependency = ByteBuffer.wrap(payload, range[0] - 5, 4).getInt() & 0x7FFF_FFFF;
             if (dependency == streamId) {
-                throw new Http2Error.StreamError(streamId, Http2ErrorCode.PROTOCOL, "stream depends on itself");
+                // a stream error (section 5.3.1), but the block is still decoded first: HPACK stays in step
+                blockError = new Http2Error.StreamError(streamId, Http2ErrorCode.PROTOCOL, "stream depends on itself");
             }
         }
         blockStream = streamId;
@@ -229,6 +253,11 @@ public final class FrameReader {
         boolean endStream = blockEndStream;
         block = null;
         HpackDecoder.Block decoded = hpack.decode(streamId, whole, maxHeaderListSize);
+        if (blockError != null) {
+            Http2Error.StreamError e = blockError;
+            blockError = null;
+            throw e;
+        }
         if (decoded.overLimit()) {
             throw new Http2Error.StreamError(streamId, Http2ErrorCode.PROTOCOL, "header list of "
                     + decoded.listSize() + " bytes exceeds SETTINGS_MAX_HEADER_LIST_SIZE " + maxHeaderListSize);

@@ -202,6 +202,68 @@ class FrameReaderRulesTest {
         assertConnectionError(Http2ErrorCode.PROTOCOL);
     }
 
+    /**
+     * RFC 9113 section 5.3.1 and 4.3: HEADERS whose stream depends on itself are a stream error, reported once the
+     * block is decoded: the entry it adds is in the table for the next block, as the peer's encoder numbers it.
+     */
+    @Test
+    void headersThatDependOnThemselvesAreAStreamErrorAfterTheBlockIsDecoded() throws Exception {
+        writer.frame(0x1, 0x20 | 0x4, 3, new byte[] {0, 0, 0, 3, 15, 0x40, 1, 'a', 1, 'b'});
+        writer.frame(0x1, 0x4, 5, new byte[] {(byte) 0xbe});
+        writer.flush();
+        FrameReader reader = reader();
+        Http2Error e = assertThrows(Http2Error.class, reader::nextFrame);
+        assertEquals(3, assertInstanceOf(Http2Error.StreamError.class, e).streamId());
+        assertEquals(Http2ErrorCode.PROTOCOL, e.code());
+        assertTrue(reader.nextFrame());
+        assertEquals(List.of(List.of(new HeaderField("a", "b"))), seen.headerBlocks);
+    }
+
+    /** RFC 9113 section 3.4: an endpoint that holds its peer to the preface takes SETTINGS first, nothing else. */
+    @Test
+    void aPeerHeldToItsPrefaceMustSendSettingsFirst() throws Exception {
+        writer.ping(false, 7);
+        writer.flush();
+        FrameReader reader = reader();
+        reader.expectSettingsFirst();
+        Http2Error e = assertThrows(Http2Error.ConnectionError.class, reader::nextFrame);
+        assertEquals(Http2ErrorCode.PROTOCOL, e.code());
+
+        wire.reset();
+        writer.settingsAck();
+        writer.flush();
+        FrameReader ackFirst = reader();
+        ackFirst.expectSettingsFirst();
+        assertEquals(Http2ErrorCode.PROTOCOL, assertThrows(Http2Error.ConnectionError.class, ackFirst::nextFrame)
+                .code(), "a SETTINGS ACK is not the preface");
+
+        wire.reset();
+        writer.settings(java.util.Map.of());
+        writer.ping(false, 8);
+        writer.flush();
+        FrameReader settingsFirst = reader();
+        settingsFirst.expectSettingsFirst();
+        assertTrue(settingsFirst.nextFrame());
+        assertTrue(settingsFirst.nextFrame());
+        assertEquals(List.of("SETTINGS {}", "PING 8"), seen.frames);
+    }
+
+    /** RFC 9113 section 6.5.2: past SETTINGS_MAX_HEADER_LIST_SIZE a block is a stream error, decoded all the same. */
+    @Test
+    void aHeaderListOverTheLimitIsAStreamErrorAndTheTableStaysInStep() throws Exception {
+        writer.frame(0x1, 0x4, 1, new byte[] {0x40, 1, 'a', 3, 'b', 'b', 'b', (byte) 0x88});
+        writer.frame(0x1, 0x4, 3, new byte[] {(byte) 0x88, (byte) 0xbe});
+        writer.flush();
+        FrameReader reader = reader();
+        reader.maxHeaderListSize(40); // a: bbb is 36 octets, :status 200 another 42
+        Http2Error e = assertThrows(Http2Error.StreamError.class, reader::nextFrame);
+        assertEquals(Http2ErrorCode.PROTOCOL, e.code());
+        reader.maxHeaderListSize(100);
+        assertTrue(reader.nextFrame());
+        assertEquals(List.of(List.of(new HeaderField(":status", "200"), new HeaderField("a", "bbb"))),
+                seen.headerBlocks);
+    }
+
     @Test
     void afterAStreamErrorTheNextFrameIsRead() throws Exception {
         writer.frame(0x8, 0, 5, new byte[4]);

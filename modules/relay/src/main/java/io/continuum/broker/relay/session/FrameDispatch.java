@@ -84,20 +84,20 @@ final class FrameDispatch {
                 return;
             }
             int n = chunk.remaining();
-            List<Frame.RouterFrame> frames;
             try {
-                frames = decoder.decode(chunk);
+                // the sink form: every frame before a malformed one in the chunk is acted on first (decision 17)
+                decoder.decode(chunk, f -> {
+                    if (!life.ended()) {
+                        dispatch(f);
+                    }
+                });
             } catch (ProtocolException e) {
-                life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, e.getMessage());
+                if (!life.ended()) { // a frame before it (a terminal error, say) may have ended the session
+                    life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, e.getMessage());
+                }
                 return;
             }
             s.release(n);
-            for (Frame f : frames) {
-                if (life.ended()) {
-                    return;
-                }
-                dispatch(f);
-            }
         }
     }
 

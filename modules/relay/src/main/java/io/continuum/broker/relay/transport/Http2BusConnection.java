@@ -74,6 +74,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private volatile Runnable afterGoAwayWritten;
     volatile Runnable beforeDataAdded;
     private int nextStreamId = 1; // guarded by the frames' monitor: ids reach the wire in the order taken
+    /** The highest stream id this client opened, set before its HEADERS are written: see {@link #requireOpened}. */
+    private volatile int highestOpenedStreamId;
     private ConnectionLostException failure; // guarded by lock
     /** Set by the peer's graceful GOAWAY: what a stream above its last-stream-id and a new open fail with. */
     private ConnectionLostException goingAway; // guarded by lock
@@ -84,6 +86,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         this.dialed = dialed;
         this.frames = new FrameWriter(dialed.tls().getOutputStream());
         this.reader = new FrameReader(dialed.tls().getInputStream(), this);
+        reader.expectSettingsFirst();
         this.slots = new StreamSlots(settings.localStreamLimit());
         this.windows = new ConnectionWindows(this.settings);
         this.keepalive = new Keepalive(this, settings);
@@ -166,6 +169,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             try {
                 stream = new Http2BusStream(this, id, windows.peerInitialWindow(), granted);
                 streams.put(id, stream);
+                highestOpenedStreamId = id;
             } finally {
                 lock.unlock();
             }
@@ -404,6 +408,12 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             for (Map.Entry<Integer, Long> setting : values.entrySet()) {
                 long value = setting.getValue();
                 switch (setting.getKey()) {
+                    case 0x2 -> {                   // ENABLE_PUSH: a server may only say 0 (section 6.5.2)
+                        if (value != 0) {
+                            throw new Http2Error.ConnectionError(Http2ErrorCode.PROTOCOL, "SETTINGS_ENABLE_PUSH "
+                                    + value + " from a server (RFC 9113 section 6.5.2)");
+                        }
+                    }
                     case 0x3 -> slots.limit(value); // MAX_CONCURRENT_STREAMS: new opens wait for it
                     case 0x4 -> {                   // INITIAL_WINDOW_SIZE: every open stream's send window moves
                         long delta = windows.peerInitialWindow(value);
@@ -512,6 +522,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
 
     @Override
     public void windowUpdate(int streamId, int increment) throws Http2Error {
+        if (streamId != 0) {
+            requireOpened("WINDOW_UPDATE", streamId);
+        }
         lock.lock();
         try {
             if (streamId == 0) {
@@ -534,7 +547,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     @Override
-    public void rstStream(int streamId, int errorCode) {
+    public void rstStream(int streamId, int errorCode) throws Http2Error {
+        requireOpened("RST_STREAM", streamId);
         int credit;
         lock.lock();
         try {
@@ -547,7 +561,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     @Override
-    public void headers(int streamId, boolean endStream, List<HeaderField> fields) {
+    public void headers(int streamId, boolean endStream, List<HeaderField> fields) throws Http2Error {
+        requireOpened("HEADERS", streamId);
         Http2BusStream stream;
         Http2BusStream.Violation violation;
         lock.lock();
@@ -565,6 +580,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
 
     @Override
     public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) throws Http2Error {
+        requireOpened("DATA", streamId);
         int connectionCredit = 0;
         int streamCredit = 0;
         Http2BusStream violated = null;
@@ -599,6 +615,18 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             violated.resetMalformed(verdict.violation(), verdict.resetCode());
         }
         sendWindowUpdates(streamId, streamCredit, connectionCredit);
+    }
+
+    /**
+     * RFC 9113 section 5.1: a stream this client never opened is idle (a server opens none: push is off), and a frame
+     * on an idle stream other than HEADERS and PRIORITY is a connection PROTOCOL_ERROR; so is HEADERS, which only a
+     * server's push could make legal. Streams it opened and has closed are not idle: their late frames are ignored.
+     */
+    private void requireOpened(String type, int streamId) throws Http2Error {
+        if ((streamId & 1) == 0 || streamId > highestOpenedStreamId) {
+            throw new Http2Error.ConnectionError(Http2ErrorCode.PROTOCOL, type + " on stream " + streamId
+                    + ", which this client never opened (RFC 9113 section 5.1)");
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -75,12 +75,16 @@ public final class RawH2Peer implements AutoCloseable {
     private final SSLServerSocket listener;
     private final Map<Integer, Long> settings;
     private final String[] tlsProtocols;
+    /** Frames written before the SETTINGS of each connection (a broken preface), or null. */
+    private final Consumer<FrameWriter> beforeSettings;
     private final BlockingQueue<Connection> connections = new LinkedBlockingQueue<>();
     private final AcceptLoop acceptor;
 
-    private RawH2Peer(ServerIdentity identity, Map<Integer, Long> settings, String[] tlsProtocols) throws IOException {
+    private RawH2Peer(ServerIdentity identity, Map<Integer, Long> settings, String[] tlsProtocols,
+                      Consumer<FrameWriter> beforeSettings) throws IOException {
         this.settings = settings;
         this.tlsProtocols = tlsProtocols;
+        this.beforeSettings = beforeSettings;
         this.listener = (SSLServerSocket) identity.serverContext().getServerSocketFactory()
                 .createServerSocket(0, 50, InetAddress.getLoopbackAddress());
         SSLParameters parameters = listener.getSSLParameters();
@@ -105,7 +109,21 @@ public final class RawH2Peer implements AutoCloseable {
      * @throws IOException when the socket cannot be opened
      */
     public static RawH2Peer start(ServerIdentity identity, Map<Integer, Long> settings) throws IOException {
-        return new RawH2Peer(identity, settings, null);
+        return new RawH2Peer(identity, settings, null, null);
+    }
+
+    /**
+     * A peer whose connection preface is broken (RFC 9113 section 3.4): on each connection it writes what
+     * {@code first} writes before its SETTINGS.
+     *
+     * @param identity server certificate
+     * @param first    the frames that go before the SETTINGS
+     * @return a started peer
+     * @throws IOException when the socket cannot be opened
+     */
+    public static RawH2Peer startWritingFirst(ServerIdentity identity, Consumer<FrameWriter> first)
+            throws IOException {
+        return new RawH2Peer(identity, Map.of(), null, first);
     }
 
     /**
@@ -117,7 +135,7 @@ public final class RawH2Peer implements AutoCloseable {
      */
     public static RawH2Peer start(ServerIdentity identity, Map<Integer, Long> settings, String... tlsProtocols)
             throws IOException {
-        return new RawH2Peer(identity, settings, tlsProtocols);
+        return new RawH2Peer(identity, settings, tlsProtocols, null);
     }
 
     /** @return {@code https://localhost:<port>} */
@@ -173,6 +191,7 @@ public final class RawH2Peer implements AutoCloseable {
                 throw new IOException(e);
             }
             this.reader = new FrameReader(socket.getInputStream(), this);
+            reader.expectSettingsFirst();
             Long maxFrame = settings.get(0x5);
             if (maxFrame != null) {
                 reader.maxFrameSize(Math.toIntExact(maxFrame)); // from the start: no ACK is awaited
@@ -180,6 +199,9 @@ public final class RawH2Peer implements AutoCloseable {
             Long tableSize = settings.get(0x1);
             if (tableSize != null) {
                 reader.headerTableSize(tableSize); // likewise: the client's first header block must announce it
+            }
+            if (beforeSettings != null) {
+                beforeSettings.accept(writer);
             }
             writer.settings(settings);
             writer.flush();
