@@ -4,7 +4,7 @@
 #   bench/fuzz.sh DURATION [TARGET ...]
 #
 # DURATION is Jazzer's (e.g. 30s, 10m, 1h) and applies to each target; TARGET is one of
-# decoder, roundtrip, metadata, config (default: all four, one after the other).
+# reader, decoder, roundtrip, metadata, config (default: all five, one after the other).
 #
 # `./mvnw verify` only replays the checked-in inputs (deterministic). This command explores: each target
 # starts from its checked-in inputs plus the corpus grown by earlier runs, and keeps what it learns in
@@ -27,19 +27,20 @@ case "$duration" in
 esac
 
 # target -> module, test class, inputs directory (relative to the module)
-declare -A module=([decoder]=bus-protocol [roundtrip]=bus-protocol [metadata]=metadata [config]=app)
-declare -A class=([decoder]=FrameDecoderFuzzTest [roundtrip]=FrameRoundTripFuzzTest
+declare -A module=([reader]=h2 [decoder]=bus-protocol [roundtrip]=bus-protocol [metadata]=metadata [config]=app)
+declare -A class=([reader]=FrameReaderFuzzTest [decoder]=FrameDecoderFuzzTest [roundtrip]=FrameRoundTripFuzzTest
                   [metadata]=MetadataParserFuzzTest [config]=ConfigLoaderFuzzTest)
 declare -A inputs=(
+    [reader]=src/test/resources/io/continuum/broker/h2/FrameReaderFuzzTestInputs/reader
     [decoder]=src/test/resources/io/continuum/broker/protocol/FrameDecoderFuzzTestInputs/decoder
     [roundtrip]=src/test/resources/io/continuum/broker/protocol/FrameRoundTripFuzzTestInputs/roundTrip
     [metadata]=src/test/resources/io/continuum/broker/metadata/internal/MetadataParserFuzzTestInputs/metadata
     [config]=src/test/resources/io/continuum/broker/app/config/ConfigLoaderFuzzTestInputs/load)
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decoder roundtrip metadata config)
+[ ${#targets[@]} -gt 0 ] || targets=(reader decoder roundtrip metadata config)
 for t in "${targets[@]}"; do
-    [ -n "${module[$t]:-}" ] || { echo "fuzz.sh: unknown target '$t' (decoder, roundtrip, metadata, config)" >&2; exit 2; }
+    [ -n "${module[$t]:-}" ] || { echo "fuzz.sh: unknown target '$t' (reader, decoder, roundtrip, metadata, config)" >&2; exit 2; }
 done
 
 # shellcheck source=../bin/env.sh

@@ -8,7 +8,6 @@
  */
 module io.continuum.broker.h2 {
     requires io.helidon.http.http2;
-    requires io.helidon.http;
     requires io.helidon.common.buffers;
 
     exports io.continuum.broker.h2;
