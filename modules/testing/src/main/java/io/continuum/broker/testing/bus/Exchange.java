@@ -30,6 +30,14 @@ interface Exchange {
      */
     OutputStream startResponse(int status, Map<String, String> headers) throws IOException;
 
+    /**
+     * An informational head (1xx: HEADERS without END_STREAM) before the response's final one, as a router's stack
+     * sends {@code 103 Early Hints} or {@code 100 Continue} (RFC 9113 section 8.1).
+     *
+     * @throws UnsupportedOperationException on a stack that cannot send one
+     */
+    void informational(int status, Map<String, String> headers) throws IOException;
+
     /** RST_STREAM CANCEL. */
     void reset();
 

@@ -99,6 +99,11 @@ final class HelidonBusServer implements BusServer {
         }
 
         @Override
+        public void informational(int status, Map<String, String> headers) {
+            throw new UnsupportedOperationException("Helidon's server sends no informational head on request");
+        }
+
+        @Override
         public void reset() {
             HelidonServerStreams.reset(res);
         }

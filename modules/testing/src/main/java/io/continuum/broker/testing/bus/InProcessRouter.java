@@ -44,6 +44,7 @@ public final class InProcessRouter implements AutoCloseable {
     private final String credential;
     private final int connectionWindowIncrement;
     private final boolean heartbeats;
+    private final Map<String, String> earlyHints;
     private final LinkedBlockingQueue<RouterSession> sessions = new LinkedBlockingQueue<>();
     private final Map<Long, LinkedBlockingQueue<RouterDataStream>> dataStreams = new ConcurrentHashMap<>();
     private final Set<Long> expected = ConcurrentHashMap.newKeySet();
@@ -147,6 +148,7 @@ public final class InProcessRouter implements AutoCloseable {
         this.credential = b.credential;
         this.connectionWindowIncrement = b.connectionWindowIncrement;
         this.heartbeats = b.heartbeats;
+        this.earlyHints = b.earlyHints;
         this.sessionPolicy = b.sessionPolicy;
         this.stack = b.stack;
         BusServer.Options options = new BusServer.Options(b.privateKey, b.certChain, b.port, b.tcpNoDelay,
@@ -334,6 +336,9 @@ public final class InProcessRouter implements AutoCloseable {
         }
         Map<String, String> head = new HashMap<>(answer.headers());
         head.put("content-type", BusProtocol.SESSION_CONTENT_TYPE);
+        if (earlyHints != null) {
+            x.informational(103, earlyHints);
+        }
         OutputStream out = x.startResponse(200, head);
         String sessionId = answer.first() instanceof Frame.Welcome w ? w.sessionId() : null;
         RouterSession session = new RouterSession(this, hello, sessionId, out);
@@ -418,6 +423,9 @@ public final class InProcessRouter implements AutoCloseable {
             }
             return;
         }
+        if (earlyHints != null) {
+            x.informational(103, earlyHints);
+        }
         OutputStream out = x.startResponse(200, Map.of("content-type", BusProtocol.STREAM_CONTENT_TYPE));
         RouterDataStream ds = new RouterDataStream(id, headers, in, out, x::reset);
         live.add(ds);
@@ -454,6 +462,7 @@ public final class InProcessRouter implements AutoCloseable {
         private boolean tcpNoDelay;
         private int connectionWindowIncrement;
         private boolean heartbeats = true;
+        private Map<String, String> earlyHints;
         private SessionPolicy sessionPolicy = hello -> hello == null ? null : SessionAnswer.welcome(-1, -1);
         private Http2Stack stack = Http2Stack.fromSystemProperty();
 
@@ -529,6 +538,18 @@ public final class InProcessRouter implements AutoCloseable {
          */
         public Builder heartbeats(boolean on) {
             this.heartbeats = on;
+            return this;
+        }
+
+        /**
+         * Sends {@code 103 Early Hints} with these headers before every {@code 200} (the session's and each data
+         * stream's), as a router behind a CDN-style stack may: the broker must read past it (RFC 9113 section 8.1).
+         * Only on {@link Http2Stack#NETTY}: Helidon's server has no call for it.
+         *
+         * @param headers the hint's headers, e.g. {@code link}
+         */
+        public Builder earlyHints(Map<String, String> headers) {
+            this.earlyHints = Map.copyOf(headers);
             return this;
         }
 

@@ -256,6 +256,15 @@ final class NettyExchange extends ChannelInboundHandlerAdapter implements Exchan
     }
 
     @Override
+    public void informational(int status, Map<String, String> headers) throws IOException {
+        if (status < 100 || status > 199) {
+            throw new IllegalArgumentException("not informational: " + status);
+        }
+        // Netty's encoder lets any number of 1xx heads precede the final one on a stream
+        await(channel.writeAndFlush(new DefaultHttp2HeadersFrame(head(status, headers), false)));
+    }
+
+    @Override
     public OutputStream startResponse(int status, Map<String, String> headers) throws IOException {
         responseStarted = true;
         await(channel.writeAndFlush(new DefaultHttp2HeadersFrame(head(status, headers), false)));
