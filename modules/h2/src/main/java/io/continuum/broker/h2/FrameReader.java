@@ -37,6 +37,11 @@ public final class FrameReader {
      * one-octet references to a 4 KiB table entry would decode to thousands of times its size.
      */
     public static final long DEFAULT_MAX_HEADER_LIST_SIZE = 64 * 1024;
+    /**
+     * Empty CONTINUATION frames one header block may carry: they change nothing, and a run of them is a way to make
+     * a reader spend (RFC 9113 section 10.5); the next is ENHANCE_YOUR_CALM. As Netty bounds empty DATA frames (2).
+     */
+    public static final int MAX_EMPTY_CONTINUATIONS = 2;
 
     private static final int DATA = 0x0;
     private static final int HEADERS = 0x1;
@@ -68,6 +73,7 @@ public final class FrameReader {
     private int blockLength;
     /** A stream error the open block's HEADERS carried (a self-dependency): reported once the block is decoded. */
     private Http2Error.StreamError blockError;
+    private int blockEmptyContinuations;
     /** Whether the peer's first frame must be SETTINGS, and whether it came (RFC 9113 section 3.4). */
     private boolean settingsFirst;
     private boolean settingsSeen;
@@ -214,6 +220,7 @@ public final class FrameReader {
             }
         }
         blockStream = streamId;
+        blockEmptyContinuations = 0;
         blockEndStream = (flags & END_STREAM) != 0;
         block = new byte[Math.max(range[1] - range[0], 64)];
         blockLength = 0;
@@ -228,6 +235,11 @@ public final class FrameReader {
         if (block == null) {
             throw connectionError(Http2ErrorCode.PROTOCOL, "CONTINUATION on stream " + streamId
                     + " without a HEADERS before it");
+        }
+        if (payload.length == 0 && (flags & END_HEADERS) == 0
+                && ++blockEmptyContinuations > MAX_EMPTY_CONTINUATIONS) {
+            throw connectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than " + MAX_EMPTY_CONTINUATIONS
+                    + " empty CONTINUATION frames in the header block of stream " + streamId + " (RFC 9113 section 10.5)");
         }
         append(payload, 0, payload.length);
         if ((flags & END_HEADERS) != 0) {

@@ -264,6 +264,23 @@ class FrameReaderRulesTest {
                 seen.headerBlocks);
     }
 
+    /** RFC 9113 section 10.5: a run of empty CONTINUATION frames changes nothing; past two, ENHANCE_YOUR_CALM. */
+    @Test
+    void moreThanTwoEmptyContinuationsInOneBlockAreEnhanceYourCalm() throws Exception {
+        writer.frame(0x1, 0, 1, new byte[] {(byte) 0x88});
+        writer.frame(0x9, 0, 1, new byte[0]);
+        writer.frame(0x9, 0, 1, new byte[0]);
+        writer.frame(0x9, 0x4, 1, new byte[0]); // an empty one that ends the block does something
+        assertEquals(List.of("HEADERS 1 1 fields"), readAll());
+
+        wire.reset();
+        writer.frame(0x1, 0, 1, new byte[] {(byte) 0x88});
+        for (int i = 0; i < 3; i++) {
+            writer.frame(0x9, 0, 1, new byte[0]);
+        }
+        assertConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM);
+    }
+
     @Test
     void afterAStreamErrorTheNextFrameIsRead() throws Exception {
         writer.frame(0x8, 0, 5, new byte[4]);

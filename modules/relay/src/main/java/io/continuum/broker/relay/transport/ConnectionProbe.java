@@ -39,6 +39,18 @@ interface ConnectionProbe {
     /** @return streams the connection still keeps state for: finished ones must not pile up on a months-long one */
     int streamsTracked();
 
+    /**
+     * @return signals the connection gave its streams' readers (bytes arrived for a reader that waited): at most one
+     *         per wait, however many DATA frames came
+     */
+    long readerWakeUps();
+
+    /** @return signals the connection gave its streams' writers (the window a writer waited for opened) */
+    long writerWakeUps();
+
+    /** @return the segments of router bytes {@code stream} holds unread: bytes, not frames, count */
+    int inboundSegments(BusStream stream);
+
     // Test seams: each hook runs on the thread and at the point named, so a test can make the peer's frames arrive
     // exactly there; null removes it. Reads of an unset seam cost one volatile read.
 

@@ -6,9 +6,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -52,6 +54,15 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private static final int MAX_WINDOW = Integer.MAX_VALUE;
     /** How long a close waits for its GOAWAY to reach the socket before closing it regardless. */
     private static final Duration GOAWAY_LINGER = Duration.ofSeconds(1);
+    /**
+     * Consecutive DATA frames without a byte and without END_STREAM (on any stream) tolerated; the next is
+     * ENHANCE_YOUR_CALM. Netty's default ({@code Http2FrameCodecBuilder.decoderEnforceMaxConsecutiveEmptyDataFrames}).
+     */
+    static final int MAX_CONSECUTIVE_EMPTY_DATA = 2;
+    /** RST_STREAM and PRIORITY frames tolerated per window: see docs/protocol.md, "What a router may make it spend". */
+    static final int MAX_RESETS_PER_WINDOW = 2_048;
+    static final int MAX_PRIORITIES_PER_WINDOW = 2_048;
+    static final Duration FRAME_RATE_WINDOW = Duration.ofSeconds(30);
 
     final ReentrantLock lock = new ReentrantLock();
     private final TransportSettings settings;
@@ -62,6 +73,15 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private final ConnectionWindows windows;
     private final Keepalive keepalive;
     private final Map<Integer, Http2BusStream> streams = new HashMap<>(); // guarded by lock
+    /** Streams whose writer waits for the connection's send window: the only ones a WINDOW_UPDATE on 0 wakes. */
+    private final Set<Http2BusStream> connectionWindowWaiters = new LinkedHashSet<>(); // guarded by lock
+    /** Signals to a stream's reader and writer (test seam, {@link ConnectionProbe}): they follow need, not frames. */
+    // the reader thread's own: frames that change nothing, counted (RFC 9113 section 10.5)
+    private int consecutiveEmptyData;
+    private final FrameRateLimit resets = new FrameRateLimit(MAX_RESETS_PER_WINDOW, FRAME_RATE_WINDOW);
+    private final FrameRateLimit priorities = new FrameRateLimit(MAX_PRIORITIES_PER_WINDOW, FRAME_RATE_WINDOW);
+    private long readerWakeUps; // guarded by lock
+    private long writerWakeUps; // guarded by lock
     private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
     private final List<Runnable> goAwayListeners = new CopyOnWriteArrayList<>();
     private final CountDownLatch firstSettings = new CountDownLatch(1);
@@ -351,6 +371,36 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     @Override
+    public long readerWakeUps() {
+        lock.lock();
+        try {
+            return readerWakeUps;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long writerWakeUps() {
+        lock.lock();
+        try {
+            return writerWakeUps;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int inboundSegments(BusStream stream) {
+        lock.lock();
+        try {
+            return ((Http2BusStream) stream).inboundSegmentsLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public void afterResetWritten(BusStream stream, Runnable hook) {
         ((Http2BusStream) stream).afterResetWritten = hook;
     }
@@ -533,7 +583,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
                             "connection send window above 2^31-1");
                 }
                 windows.peerUpdate(increment);
-                streams.values().forEach(Http2BusStream::signalLocked);
+                wakeConnectionWindowWaitersLocked();
                 return;
             }
             Http2BusStream stream = streams.get(streamId);
@@ -547,8 +597,21 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     @Override
+    public void priority(int streamId, int dependency, int weight, boolean exclusive) throws Http2Error {
+        // ignored (RFC 9113 section 5.3.2 deprecates the scheme), counted
+        if (!priorities.allow(System.nanoTime())) {
+            throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than " + priorities.max()
+                    + " PRIORITY in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
+        }
+    }
+
+    @Override
     public void rstStream(int streamId, int errorCode) throws Http2Error {
         requireOpened("RST_STREAM", streamId);
+        if (!resets.allow(System.nanoTime())) {
+            throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than " + resets.max()
+                    + " RST_STREAM in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
+        }
         int credit;
         lock.lock();
         try {
@@ -581,6 +644,12 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     @Override
     public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) throws Http2Error {
         requireOpened("DATA", streamId);
+        if (endStream || data.hasRemaining()) {
+            consecutiveEmptyData = 0;
+        } else if (++consecutiveEmptyData > MAX_CONSECUTIVE_EMPTY_DATA) {
+            throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than "
+                    + MAX_CONSECUTIVE_EMPTY_DATA + " consecutive empty DATA frames (RFC 9113 section 10.5)");
+        }
         int connectionCredit = 0;
         int streamCredit = 0;
         Http2BusStream violated = null;
@@ -663,7 +732,33 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     /** Lock held: DATA taken from the window but never written (a reset came first) goes back to it. */
     void returnSendWindowLocked(int n) {
         windows.peerUpdate(n);
-        streams.values().forEach(Http2BusStream::signalLocked);
+        wakeConnectionWindowWaitersLocked();
+    }
+
+    /** Lock held: the stream's writer is about to wait for the connection's send window. */
+    void awaitConnectionWindowLocked(Http2BusStream stream) {
+        connectionWindowWaiters.add(stream);
+    }
+
+    /** Lock held: the connection's send window grew: the writers waiting for it (only those) look again. */
+    private void wakeConnectionWindowWaitersLocked() {
+        if (connectionWindowWaiters.isEmpty()) {
+            return;
+        }
+        for (Http2BusStream waiter : connectionWindowWaiters) {
+            waiter.connectionWindowOpenedLocked();
+        }
+        connectionWindowWaiters.clear();
+    }
+
+    /** Lock held. */
+    void countReaderWakeUpLocked() {
+        readerWakeUps++;
+    }
+
+    /** Lock held. */
+    void countWriterWakeUpLocked() {
+        writerWakeUps++;
     }
 
     /** Lock held: credits bytes released or never to be released; returns an increment to send now, or 0. */
@@ -674,12 +769,14 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     /** Lock held: the stream ended and its last frame is written (or none is due): its slot is free. */
     void streamFinishedLocked(Http2BusStream stream) {
         streams.remove(stream.idInt());
+        connectionWindowWaiters.remove(stream);
         slots.release();
     }
 
     /** Lock held: the stream ended but its last frame is still to be written; then {@link #releaseSlot()}. */
     void streamForgottenLocked(Http2BusStream stream) {
         streams.remove(stream.idInt());
+        connectionWindowWaiters.remove(stream);
     }
 
     /**

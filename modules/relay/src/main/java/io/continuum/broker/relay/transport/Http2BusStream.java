@@ -2,7 +2,6 @@ package io.continuum.broker.relay.transport;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -34,7 +33,12 @@ final class Http2BusStream implements BusStream {
     private final Http2BusConnection connection;
     private final int id;
     private final ReentrantLock lock;
+    /** State changes: the head, the end, a reset, the connection's death (awaitResponseHead, awaitClosed). */
     private final Condition changed;
+    /** The reader's: bytes arrived (signalled only while it waits, not per frame) or the stream ended. */
+    private final Condition readable;
+    /** The writer's: the window it waits for opened (only that one), or the stream ended. */
+    private final Condition writable;
     private final ReentrantLock writeLock = new ReentrantLock();
     private final ReentrantLock readLock = new ReentrantLock();
     private final long slotGrantedNanos;
@@ -47,8 +51,21 @@ final class Http2BusStream implements BusStream {
     private long sendWindow;
     private final StreamReceiveWindow receive;
     private ResponseHead head;
-    private final ArrayDeque<ByteBuffer> inbound = new ArrayDeque<>();
+    private final InboundBuffer inbound = new InboundBuffer();
     private boolean remoteEnded;
+    /** Whether the reader waits for bytes: a DATA frame signals it only then. */
+    private boolean readerWaiting;
+    /** What the writer waits for, if anything: a window update signals it only when it is that window. */
+    private WriterWait writerWaits = WriterWait.NONE;
+
+    /** What a blocked {@link #write} waits for. */
+    enum WriterWait {
+        NONE,
+        /** This stream's send window: a WINDOW_UPDATE on the stream, or a larger SETTINGS_INITIAL_WINDOW_SIZE. */
+        STREAM_WINDOW,
+        /** The connection's send window: a WINDOW_UPDATE on stream 0 (the connection keeps the waiters). */
+        CONNECTION_WINDOW
+    }
 
     /** Test seam ({@link ConnectionProbe#afterResetWritten}). */
     volatile Runnable afterResetWritten;
@@ -61,6 +78,8 @@ final class Http2BusStream implements BusStream {
         this.id = id;
         this.lock = connection.lock;
         this.changed = lock.newCondition();
+        this.readable = lock.newCondition();
+        this.writable = lock.newCondition();
         this.sendWindow = peerInitialWindow;
         this.slotGrantedNanos = slotGrantedNanos;
         this.receive = new StreamReceiveWindow(connection.settings().streamWindowUpdateThreshold());
@@ -90,12 +109,25 @@ final class Http2BusStream implements BusStream {
                 try {
                     while (true) {
                         throwIfNotWritableLocked();
+                        long connectionWindow = connection.sendWindowLocked();
                         n = (int) Math.min(Math.min(data.remaining(), WRITE_BATCH),
-                                Math.min(connection.sendWindowLocked(), sendWindow));
+                                Math.min(connectionWindow, sendWindow));
                         if (n > 0) {
                             break;
                         }
-                        changed.await(); // for window, without holding other streams back and without a timeout
+                        // for window, without holding other streams back and without a timeout; woken only by the
+                        // window it waits for (or the stream's end)
+                        if (sendWindow <= 0) {
+                            writerWaits = WriterWait.STREAM_WINDOW;
+                        } else {
+                            writerWaits = WriterWait.CONNECTION_WINDOW;
+                            connection.awaitConnectionWindowLocked(this);
+                        }
+                        try {
+                            writable.await();
+                        } finally {
+                            writerWaits = WriterWait.NONE;
+                        }
                     }
                     connection.consumeSendWindowLocked(n);
                     sendWindow -= n;
@@ -168,7 +200,7 @@ final class Http2BusStream implements BusStream {
                 finished = state.terminal();
                 if (finished) {
                     connection.streamForgottenLocked(this);
-                    changed.signalAll(); // awaitClosed
+                    wakeAllLocked(); // awaitClosed
                 }
             } finally {
                 lock.unlock();
@@ -221,11 +253,18 @@ final class Http2BusStream implements BusStream {
         try {
             lock.lock();
             try {
-                while (inbound.isEmpty() && !remoteEnded && failure == null) {
-                    changed.await();
+                ByteBuffer chunk;
+                // the last chunk is done with (one reader, which calls again only after writing it onward)
+                while ((chunk = inbound.take()) == null && !remoteEnded && failure == null) {
+                    readerWaiting = true;
+                    try {
+                        readable.await();
+                    } finally {
+                        readerWaiting = false;
+                    }
                 }
-                if (!inbound.isEmpty()) {
-                    return inbound.poll(); // before an end or a reset that came after it, in wire order
+                if (chunk != null) {
+                    return chunk; // before an end or a reset that came after it, in wire order
                 }
                 if (remoteEnded) {
                     return null;
@@ -307,8 +346,12 @@ final class Http2BusStream implements BusStream {
     // ---------------------------------------------------------------------------------------------------------
     // events from the connection's reader (lock held)
 
-    void signalLocked() {
-        changed.signalAll();
+    /** The connection's send window opened and this stream's writer waited for it ({@link WriterWait}). */
+    void connectionWindowOpenedLocked() {
+        if (writerWaits == WriterWait.CONNECTION_WINDOW) {
+            writable.signal();
+            connection.countWriterWakeUpLocked();
+        }
     }
 
     /** @return false if the window would pass 2^31-1 (RFC 9113 section 6.9.1) */
@@ -317,7 +360,10 @@ final class Http2BusStream implements BusStream {
             return false;
         }
         sendWindow += delta; // may go negative after a SETTINGS (section 6.9.2): writes wait until it is positive
-        changed.signalAll();
+        if (delta > 0 && sendWindow > 0 && writerWaits == WriterWait.STREAM_WINDOW) {
+            writable.signal();
+            connection.countWriterWakeUpLocked();
+        }
         return true;
     }
 
@@ -341,15 +387,15 @@ final class Http2BusStream implements BusStream {
         if (!receive.received(flowControlled)) {
             return false;
         }
-        if (data.hasRemaining()) {
-            byte[] copy = new byte[data.remaining()];
-            data.get(copy);
-            inbound.add(ByteBuffer.wrap(copy));
-        }
+        inbound.append(data); // bytes, not a chunk per frame: a flood of small frames costs no objects
         if (endStream) {
             remoteEndLocked();
+            wakeAllLocked();
+        } else if (readerWaiting && inbound.size() > 0) {
+            readerWaiting = false; // one signal until it waits again, however many frames come meanwhile
+            readable.signal();
+            connection.countReaderWakeUpLocked();
         }
-        changed.signalAll();
         return true;
     }
 
@@ -409,7 +455,7 @@ final class Http2BusStream implements BusStream {
         if (endStream) {
             remoteEndLocked();
         }
-        changed.signalAll();
+        wakeAllLocked();
         return null;
     }
 
@@ -439,7 +485,7 @@ final class Http2BusStream implements BusStream {
         if (!wasTerminal) {
             connection.streamFinishedLocked(this); // the peer counts the stream closed from its RST_STREAM on
         }
-        changed.signalAll();
+        wakeAllLocked();
         return credit;
     }
 
@@ -450,7 +496,7 @@ final class Http2BusStream implements BusStream {
         failure = cause;
         state = StreamState.LOST;
         receive.takeOutstanding(); // the connection is gone: nothing to credit
-        changed.signalAll();
+        wakeAllLocked();
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -474,7 +520,7 @@ final class Http2BusStream implements BusStream {
             if (releaseSlot) {
                 connection.streamForgottenLocked(this); // DATA that still arrives is credited to the connection
             }
-            changed.signalAll();
+            wakeAllLocked();
         } finally {
             lock.unlock();
         }
@@ -501,6 +547,18 @@ final class Http2BusStream implements BusStream {
                 connection.releaseSlot(); // behind our RST_STREAM
             }
         }
+    }
+
+    /** A state change: whoever waits on this stream looks again. */
+    private void wakeAllLocked() {
+        changed.signalAll();
+        readable.signalAll();
+        writable.signalAll();
+    }
+
+    /** @return the segments of inbound bytes held (a test seam, {@link ConnectionProbe#inboundSegments}) */
+    int inboundSegmentsLocked() {
+        return inbound.segments();
     }
 
     private void remoteEndLocked() {

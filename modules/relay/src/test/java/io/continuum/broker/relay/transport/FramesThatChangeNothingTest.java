@@ -1,0 +1,127 @@
+package io.continuum.broker.relay.transport;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+
+import io.continuum.broker.testing.router.RawH2Peer;
+import org.junit.jupiter.api.Test;
+
+import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
+import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
+import static io.continuum.broker.relay.transport.TransportFixture.probe;
+import static io.continuum.broker.testing.await.Poll.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 55 item 3, RFC 9113 section 10.5: frames that change nothing are bounded, past the bound GOAWAY
+ * ENHANCE_YOUR_CALM (the session then reconnects with the backoff, as after any lost connection). Bounds
+ * (docs/protocol.md): 2 consecutive empty DATA frames without END_STREAM (Netty's default), 2 empty CONTINUATION
+ * frames per header block, 2,048 PRIORITY and 2,048 RST_STREAM per 30 s. WINDOW_UPDATEs that carry credit are never
+ * bounded: routers send one per DATA frame.
+ */
+class FramesThatChangeNothingTest {
+    private static final int ENHANCE_YOUR_CALM = 0xb;
+    private static final int STREAM = 1;
+
+    @Test
+    void twoConsecutiveEmptyDataFramesAreTakenTheThirdIsEnhanceYourCalm() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            answered(connection, wire);
+            for (int round = 0; round < 3; round++) { // two empty, then a byte: the count starts again
+                wire.sendData(STREAM, new byte[0], false);
+                wire.sendData(STREAM, new byte[0], false);
+                wire.sendData(STREAM, new byte[] {1}, false);
+            }
+            assertTrue(probe(connection).ping(WAIT), "six empty frames, never three in a row");
+            wire.sendTogether(w -> {
+                for (int i = 0; i < 3; i++) {
+                    w.data(STREAM, false, new byte[0], 0, 0);
+                }
+            });
+            assertGoAway(wire, ENHANCE_YOUR_CALM);
+            await(() -> !connection.isOpen(), "the connection ended");
+        }
+    }
+
+    @Test
+    void threeEmptyContinuationFramesInOneHeaderBlockAreEnhanceYourCalm() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            connection.open(dataStream(1), WAIT, () -> true);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            wire.sendTogether(w -> {
+                w.frame(0x1, 0, STREAM, new byte[] {(byte) 0x88}); // HEADERS without END_HEADERS
+                for (int i = 0; i < 3; i++) {
+                    w.frame(0x9, 0, STREAM, new byte[0]);
+                }
+            });
+            assertGoAway(wire, ENHANCE_YOUR_CALM);
+        }
+    }
+
+    @Test
+    void priorityFramesPastTheirLimitAreEnhanceYourCalm() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            wire.sendTogether(w -> {
+                for (int i = 0; i < Http2BusConnection.MAX_PRIORITIES_PER_WINDOW; i++) {
+                    w.frame(0x2, 0, 1 + 2 * (i % 100), new byte[] {0, 0, 0, 0, 15});
+                }
+            });
+            assertTrue(probe(connection).ping(WAIT), "the limit itself is taken");
+            wire.send(0x2, 0, 3, new byte[] {0, 0, 0, 0, 15});
+            assertGoAway(wire, ENHANCE_YOUR_CALM);
+        }
+    }
+
+    @Test
+    void resetsPastTheirLimitAreEnhanceYourCalm() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            answered(connection, wire);
+            wire.sendTogether(w -> {
+                for (int i = 0; i < Http2BusConnection.MAX_RESETS_PER_WINDOW; i++) {
+                    w.rstStream(STREAM, 0x8); // the first ends the stream, the rest change nothing
+                }
+            });
+            assertTrue(probe(connection).ping(WAIT), "the limit itself is taken");
+            wire.sendReset(STREAM, 0x8);
+            assertGoAway(wire, ENHANCE_YOUR_CALM);
+        }
+    }
+
+    @Test
+    void windowUpdatesThatCarryCreditAreNeverBounded() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            answered(connection, wire);
+            wire.sendTogether(w -> {
+                for (int i = 0; i < 50_000; i++) {
+                    w.windowUpdate(i % 2 == 0 ? 0 : STREAM, 1);
+                }
+            });
+            assertTrue(probe(connection).ping(WAIT));
+            assertTrue(connection.isOpen());
+        }
+    }
+
+    private static void answered(BusConnection connection, RawH2Peer.Connection wire) throws Exception {
+        BusStream stream = connection.open(dataStream(1), WAIT, () -> true);
+        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+        wire.sendStatus200(STREAM, false);
+        stream.awaitResponseHead(WAIT);
+    }
+
+    private static void assertGoAway(RawH2Peer.Connection wire, int code) throws Exception {
+        RawH2Peer.Frame goAway = wire.next(f -> f.type() == RawH2Peer.Frame.GOAWAY, WAIT);
+        assertEquals(code, ByteBuffer.wrap(goAway.payload(), 4, 4).getInt());
+    }
+}
