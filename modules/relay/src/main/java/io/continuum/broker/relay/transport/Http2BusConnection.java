@@ -72,6 +72,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private final StreamSlots slots;
     private final ConnectionWindows windows;
     private final Keepalive keepalive;
+    /** Writes what the reader thread adds: the reader never blocks on the socket. */
+    private final ControlFlusher flusher;
+    private volatile Thread readerThread;
     private final Map<Integer, Http2BusStream> streams = new HashMap<>(); // guarded by lock
     /** Streams whose writer waits for the connection's send window: the only ones a WINDOW_UPDATE on 0 wakes. */
     private final Set<Http2BusStream> connectionWindowWaiters = new LinkedHashSet<>(); // guarded by lock
@@ -110,6 +113,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         this.slots = new StreamSlots(settings.localStreamLimit());
         this.windows = new ConnectionWindows(this.settings);
         this.keepalive = new Keepalive(this, settings);
+        this.flusher = new ControlFlusher(frames, e -> fail(ConnectionLostException.Reason.SOCKET,
+                "write failed: " + e.getMessage(), e));
         String host = endpoint.host().indexOf(':') >= 0 ? "[" + endpoint.host() + "]" : endpoint.host();
         this.authority = endpoint.port() == 443 ? host : host + ":" + endpoint.port();
         this.userAgent = endpoint.userAgent();
@@ -303,6 +308,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         TlsDialer.closeQuietly(dialed.tls());
         slots.fail(exception);
         keepalive.stop();
+        flusher.stop();
         firstSettings.countDown();
         for (Consumer<TransportException> listener : closeListeners) {
             try {
@@ -424,6 +430,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     // the reader thread: every inbound frame, in wire order
 
     private void readLoop() {
+        readerThread = Thread.currentThread();
         try {
             while (true) {
                 try {
@@ -709,8 +716,20 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         return frames;
     }
 
-    /** Writes what was gathered; a failed write ends the connection, and the caller learns why. */
+    /**
+     * Writes what was gathered; a failed write ends the connection, and the caller learns why. On the reader thread
+     * it only asks the {@link ControlFlusher} to write: the reader never blocks on the socket. Past its bound of
+     * unwritten answers the connection ends (ENHANCE_YOUR_CALM).
+     */
     void flush() throws ConnectionLostException {
+        if (Thread.currentThread() == readerThread) {
+            if (!flusher.request()) {
+                connectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than " + ControlFlusher.MAX_QUEUED
+                        + " control frames wait for a socket the peer does not read (RFC 9113 section 10.5)");
+                throw failure();
+            }
+            return;
+        }
         try {
             frames.flush();
         } catch (IOException e) {
