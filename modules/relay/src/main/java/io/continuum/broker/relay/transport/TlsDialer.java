@@ -69,6 +69,9 @@ final class TlsDialer {
             throw e;
         }
         SSLSocket tls = null;
+        // The socket's read timeout bounds each read, not the handshake: a server that trickles a byte now and then
+        // would hold it for as long as it likes. The watchdog closes the socket at the deadline, whatever is reading.
+        HandshakeWatchdog watchdog = HandshakeWatchdog.start(tcp, deadlineNanos);
         try {
             String name = endpoint.verifiedName();
             tls = (SSLSocket) context.getSocketFactory().createSocket(tcp, name, endpoint.port(), true);
@@ -89,19 +92,24 @@ final class TlsDialer {
                         "no ALPN h2: the server selected " + (alpn == null || alpn.isEmpty() ? "no protocol" : alpn)
                                 + " (the bus needs HTTP/2)", null);
             }
+            if (!watchdog.finish()) {
+                throw new java.net.SocketTimeoutException("the deadline passed as the handshake finished");
+            }
             tcp.setSoTimeout(0);
             return new Dialed(tcp, tls);
-        } catch (java.net.SocketTimeoutException e) {
-            closeQuietly(tls);
-            closeQuietly(tcp);
-            throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "TLS handshake timed out", e);
         } catch (IOException | IllegalArgumentException e) {
+            boolean timedOut = !watchdog.finish() || e instanceof java.net.SocketTimeoutException;
             closeQuietly(tls);
             closeQuietly(tcp);
+            if (timedOut) {
+                throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "TLS handshake timed out (not done"
+                        + " within bus_connect_timeout)", e);
+            }
             throw new BusConnectException(BusConnectException.Kind.TLS,
                     describeFailure(e, endpoint.verifiedName()) + " (TLS handshake failed: " + e.getMessage() + ")",
                     e);
         } catch (BusConnectException e) {
+            watchdog.finish();
             closeQuietly(tls);
             closeQuietly(tcp);
             throw e;
