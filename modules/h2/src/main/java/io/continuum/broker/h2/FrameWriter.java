@@ -21,6 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #frame} writes any frame as given, unchecked: for test peers that must send what a broken peer sends.
  */
 public final class FrameWriter {
+    /** Scratch for one frame header, guarded by this object's monitor (every frame is added under it). */
+    private final byte[] frameHeader = new byte[9];
     private final OutputStream out;
     /** Frames gathered since the last flush took them; guarded by this object's monitor. */
     private ByteArrayOutputStream pending = new ByteArrayOutputStream(16 * 1024);
@@ -171,15 +173,19 @@ public final class FrameWriter {
         if (ended) {
             return;
         }
-        pending.write(length >>> 16);
-        pending.write(length >>> 8);
-        pending.write(length);
-        pending.write(type);
-        pending.write(flags);
-        pending.write((streamId >>> 24) & 0x7F);
-        pending.write(streamId >>> 16);
-        pending.write(streamId >>> 8);
-        pending.write(streamId);
+        // one write for the header: each of ByteArrayOutputStream's writes takes its lock (a PING or a one-byte
+        // DATA frame is mostly header)
+        byte[] h = frameHeader;
+        h[0] = (byte) (length >>> 16);
+        h[1] = (byte) (length >>> 8);
+        h[2] = (byte) length;
+        h[3] = (byte) type;
+        h[4] = (byte) flags;
+        h[5] = (byte) ((streamId >>> 24) & 0x7F);
+        h[6] = (byte) (streamId >>> 16);
+        h[7] = (byte) (streamId >>> 8);
+        h[8] = (byte) streamId;
+        pending.write(h, 0, 9);
         pending.write(payload, offset, length);
     }
 }

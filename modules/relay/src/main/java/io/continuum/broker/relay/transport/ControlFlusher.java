@@ -2,6 +2,7 @@ package io.continuum.broker.relay.transport;
 
 import java.io.IOException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.continuum.broker.h2.FrameWriter;
@@ -26,6 +27,8 @@ final class ControlFlusher {
     private final FrameWriter frames;
     private final Failure failure;
     private final Semaphore requested = new Semaphore(0);
+    /** Whether a wake-up is already on its way: a burst of answers costs one unpark of the flusher, not one each. */
+    private final AtomicBoolean wakeUpPending = new AtomicBoolean();
     /** Requests added and not yet written. */
     private final AtomicInteger queued = new AtomicInteger();
     private volatile boolean stopped;
@@ -43,8 +46,15 @@ final class ControlFlusher {
      */
     boolean request() {
         int waiting = queued.incrementAndGet();
-        requested.release();
+        if (wakeUpPending.compareAndSet(false, true)) {
+            requested.release();
+        }
         return waiting <= MAX_QUEUED;
+    }
+
+    /** @return answers added and not yet written */
+    int queued() {
+        return queued.get();
     }
 
     void stop() {
@@ -56,7 +66,7 @@ final class ControlFlusher {
         try {
             while (true) {
                 requested.acquire();
-                requested.drainPermits();
+                wakeUpPending.set(false); // before the flush: what is added from now on wakes the next round
                 if (stopped) {
                     return;
                 }

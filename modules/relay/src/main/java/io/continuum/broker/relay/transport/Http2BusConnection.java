@@ -770,6 +770,11 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         connectionWindowWaiters.clear();
     }
 
+    /** @return the reader's answers not yet written (the bench of the reader path waits for none between batches) */
+    int queuedControlFrames() {
+        return flusher.queued();
+    }
+
     /** Lock held. */
     void countReaderWakeUpLocked() {
         readerWakeUps++;
