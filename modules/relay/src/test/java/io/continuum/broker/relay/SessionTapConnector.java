@@ -83,6 +83,11 @@ final class SessionTapConnector implements BusConnector {
             }
 
             @Override
+            public void onStreamIdsRunningOut(Runnable listener) {
+                delegate.onStreamIdsRunningOut(listener);
+            }
+
+            @Override
             public void close() {
                 delegate.close();
             }

@@ -119,7 +119,8 @@ public final class BusSession {
         Duration welcomedFor = !wasWelcomed ? Duration.ZERO
                 : Duration.ofNanos(nanoClock.getAsLong() - welcomedAtNanos);
         return new SessionOutcome(e.result(), e.reason(), welcomedFor,
-                e.reason() == EndReason.DRAINED ? drain.routerDrain() : null, handshake.retryAfter(), e.detail());
+                e.reason() == EndReason.DRAINED ? drain.routerDrain() : null, handshake.retryAfter(), e.detail(),
+                drain.movedForStreamIds());
     }
 
     /** Every job learns the negotiated limits; then the session counts as connected and its clocks start. */
@@ -155,6 +156,7 @@ public final class BusSession {
         writer.limitWaiting(l.maxStreams());
         timers.start(l);
         drain.afterWelcome(); // a GOAWAY that came before welcome: the session drains at once
+        life.connection().onStreamIdsRunningOut(drain::byStreamIdsRunningOut);
         return true;
     }
 

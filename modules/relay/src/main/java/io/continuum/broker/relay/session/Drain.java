@@ -31,7 +31,7 @@ final class Drain {
     /** After END_STREAM on the session, how long the router gets to read what came before and close its side. */
     static final Duration LINGER = Duration.ofSeconds(2);
 
-    enum Phase { NONE, ROUTER_DRAIN, GOAWAY, SHUTDOWN }
+    enum Phase { NONE, ROUTER_DRAIN, GOAWAY, SHUTDOWN, STREAM_IDS }
 
     private final SessionLife life;
     private final SessionWriter writer;
@@ -117,6 +117,48 @@ final class Drain {
                     .field("open_streams", streams.size()).log();
             Thread.ofVirtual().name("session-goaway").start(this::finish);
         }
+    }
+
+    /**
+     * The connection's stream ids are running out (a listener of the connection, on the thread that opened the stream
+     * that crossed the reserve): the session drains as at shutdown ({@code draining}, subscribes refused, open streams
+     * finish or reach {@code drain_deadline}), ends {@code drained}, and the loop reconnects at once on a new
+     * connection. A drain already under way (the router's, a shutdown, a GOAWAY) ends the connection anyway.
+     */
+    void byStreamIdsRunningOut() {
+        long until = System.nanoTime() + SessionLife.saturatedNanos(defaultDeadline);
+        boolean started;
+        life.lock().lock();
+        try {
+            started = life.advance(State.WELCOMED, State.DRAINING);
+            if (started) {
+                phase = Phase.STREAM_IDS;
+                untilNanos = until;
+                drainingPending = true;
+                life.signal();
+            }
+        } finally {
+            life.lock().unlock();
+        }
+        if (!started) {
+            return;
+        }
+        LOG.info("stream_ids_drain").field("why", "stream_ids_exhausted").field("deadline_ms",
+                defaultDeadline.toMillis()).field("open_streams", streams.size()).log();
+        Thread.ofVirtual().name("session-draining").start(() -> {
+            try {
+                writer.sendBeforeEnd(new Frame.Draining(defaultDeadline.toMillis()));
+            } finally {
+                drainingPending = false;
+                life.signal();
+            }
+        });
+        Thread.ofVirtual().name("session-stream-ids").start(this::finish);
+    }
+
+    /** @return whether this session drained because its connection's stream ids ran out */
+    boolean movedForStreamIds() {
+        return phase == Phase.STREAM_IDS;
     }
 
     /**
@@ -256,6 +298,8 @@ final class Drain {
             case SHUTDOWN -> life.end(AttemptResult.WELCOMED, EndReason.SHUTDOWN, "shutdown");
             case GOAWAY -> life.end(AttemptResult.WELCOMED, EndReason.ROUTER_CLOSED,
                     "router sent GOAWAY and its streams ended");
+            case STREAM_IDS -> life.end(AttemptResult.WELCOMED, EndReason.DRAINED,
+                    "stream ids running out: moving to a new connection");
             default -> life.end(AttemptResult.WELCOMED, EndReason.DRAINED, "drained");
         }
     }

@@ -177,6 +177,9 @@ public final class SessionLoop {
         if (outcome.welcomedFor().compareTo(config.timeouts().stableSession()) >= 0) {
             backoff.reset();
         }
+        if (outcome.reconnectAtOnce()) {
+            return Duration.ZERO; // the connection's stream ids ran out: nothing failed
+        }
         if (outcome.reason() == EndReason.DRAINED && outcome.drain() != null && outcome.drain().isRebalance()) {
             Duration fast = rebalance.onRebalanceDrain();
             if (fast != null) {

@@ -16,9 +16,11 @@ import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
  * @param drain       the router's {@code drain}, when the session ended {@code drained}; else null
  * @param retryAfter  a {@code Retry-After} of a 503 refusal, else null
  * @param detail      short log-safe detail of the end
+ * @param reconnectAtOnce whether the next attempt goes at once: the session drained to move to a new connection
+ *                    because this one's stream ids ran out (nothing failed, so no backoff)
  */
 public record SessionOutcome(AttemptResult result, EndReason reason, Duration welcomedFor, Frame.Drain drain,
-                             Duration retryAfter, String detail) {
+                             Duration retryAfter, String detail, boolean reconnectAtOnce) {
     /**
      * Validates.
      */
@@ -26,5 +28,11 @@ public record SessionOutcome(AttemptResult result, EndReason reason, Duration we
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(reason, "reason");
         Objects.requireNonNull(welcomedFor, "welcomedFor");
+    }
+
+    /** An outcome after which the loop's backoff applies. */
+    public SessionOutcome(AttemptResult result, EndReason reason, Duration welcomedFor, Frame.Drain drain,
+                          Duration retryAfter, String detail) {
+        this(result, reason, welcomedFor, drain, retryAfter, detail, false);
     }
 }

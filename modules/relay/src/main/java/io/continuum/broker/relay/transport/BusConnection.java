@@ -57,6 +57,17 @@ public interface BusConnection extends AutoCloseable {
     void onGoAway(Runnable listener);
 
     /**
+     * Registers a listener that fires once when this connection's client stream ids are running out (RFC 9113
+     * section 5.1.1: they end at 2^31-1; about 12 days at 1,000 opens a second): fewer than
+     * {@code STREAM_IDS_RESERVE} are left, and opens go on working until the last. The session drains and moves to a
+     * new connection. It runs on the opening thread, after the open returned its stream to nobody yet, and must not
+     * block.
+     *
+     * @param listener told that the ids are running out
+     */
+    void onStreamIdsRunningOut(Runnable listener);
+
+    /**
      * Registers a listener that fires exactly once when the connection dies (socket loss, GOAWAY with an error
      * code, TLS failure, keepalive timeout), closes after a graceful GOAWAY, or is closed locally. A listener
      * registered after that fires at once.

@@ -51,6 +51,9 @@ interface ConnectionProbe {
     /** @return the segments of router bytes {@code stream} holds unread: bytes, not frames, count */
     int inboundSegments(BusStream stream);
 
+    /** Moves the next client stream id forward (odd): a test of what happens as the ids run out. */
+    void startStreamIdsAt(int nextId);
+
     // Test seams: each hook runs on the thread and at the point named, so a test can make the peer's frames arrive
     // exactly there; null removes it. Reads of an unset seam cost one volatile read.
 

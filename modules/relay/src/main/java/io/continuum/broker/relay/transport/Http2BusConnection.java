@@ -63,6 +63,12 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     static final int MAX_RESETS_PER_WINDOW = 2_048;
     static final int MAX_PRIORITIES_PER_WINDOW = 2_048;
     static final Duration FRAME_RATE_WINDOW = Duration.ofSeconds(30);
+    /**
+     * Client stream ids left when {@link #onStreamIdsRunningOut} fires: room for every stream the session may still
+     * open while it drains (the opens already under way; new subscribes are refused), many times over.
+     */
+    static final int STREAM_IDS_RESERVE = 65_536;
+    private static final int LAST_STREAM_ID = Integer.MAX_VALUE;
 
     final ReentrantLock lock = new ReentrantLock();
     private final TransportSettings settings;
@@ -87,6 +93,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private long writerWakeUps; // guarded by lock
     private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
     private final List<Runnable> goAwayListeners = new CopyOnWriteArrayList<>();
+    private final List<Runnable> idsRunningOutListeners = new CopyOnWriteArrayList<>();
+    /** Set once the ids ran low: the listeners have been told (guarded by the frames' monitor). */
+    private boolean idsRunningOut;
     private final CountDownLatch firstSettings = new CountDownLatch(1);
     /** Why this side is closing the connection (its own close, or the peer's GOAWAY once its streams are gone). */
     private final AtomicReference<ConnectionLostException> closingLocally = new AtomicReference<>();
@@ -168,6 +177,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         long granted = System.nanoTime();
         List<HeaderField> head = requestFields(request);
         Http2BusStream stream;
+        boolean idsLow = false;
         synchronized (frames) {
             ConnectionLostException lost = failure();
             if (lost == null && frames.ended()) { // closing: its GOAWAY is written, fail() follows
@@ -190,6 +200,10 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             }
             int id = nextStreamId;
             nextStreamId += 2;
+            if (!idsRunningOut && id > LAST_STREAM_ID - 2 * STREAM_IDS_RESERVE) {
+                idsRunningOut = true;
+                idsLow = true;
+            }
             lock.lock();
             try {
                 stream = new Http2BusStream(this, id, windows.peerInitialWindow(), granted);
@@ -204,6 +218,17 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         Runnable hook = afterHeadersWritten;
         if (hook != null) {
             hook.run();
+        }
+        if (idsLow) {
+            LOG.info("bus_stream_ids_running_out").field("last_stream_id", stream.id())
+                    .field("left", (LAST_STREAM_ID - stream.id()) / 2).log();
+            for (Runnable listener : idsRunningOutListeners) {
+                try {
+                    listener.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("connection_ids_listener_failed").cause(e).log();
+                }
+            }
         }
         return stream;
     }
@@ -227,6 +252,24 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             lock.unlock();
         }
         listener.accept(cause);
+    }
+
+    @Override
+    public void onStreamIdsRunningOut(Runnable listener) {
+        idsRunningOutListeners.add(listener);
+    }
+
+    @Override
+    public void startStreamIdsAt(int nextId) {
+        if ((nextId & 1) == 0 || nextId <= 0) {
+            throw new IllegalArgumentException("client stream ids are odd and positive: " + nextId);
+        }
+        synchronized (frames) {
+            if (nextId < nextStreamId) {
+                throw new IllegalArgumentException("ids only go up: next is " + nextStreamId);
+            }
+            nextStreamId = nextId;
+        }
     }
 
     @Override

@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class TrackingConnector implements BusConnector {
     private final BusConnector delegate;
     private final List<BusConnection> connections = new CopyOnWriteArrayList<>();
+    private volatile int firstConnectionStreamId;
 
     /** With the production transport settings. */
     public TrackingConnector() {
@@ -26,8 +27,20 @@ public final class TrackingConnector implements BusConnector {
     @Override
     public BusConnection connect(BusEndpoint endpoint) throws BusConnectException {
         BusConnection c = delegate.connect(endpoint);
+        int firstId = firstConnectionStreamId;
+        if (firstId > 0 && connections.isEmpty()) {
+            ((ConnectionProbe) c).startStreamIdsAt(firstId);
+        }
         connections.add(c);
         return c;
+    }
+
+    /** Client stream ids left when a connection says they run out ({@code BusConnection.onStreamIdsRunningOut}). */
+    public static final int STREAM_IDS_RESERVE = Http2BusConnection.STREAM_IDS_RESERVE;
+
+    /** The first connection's first stream (the session's) gets this id, right after it is connected. */
+    public void startFirstConnectionStreamIdsAt(int nextId) {
+        this.firstConnectionStreamId = nextId;
     }
 
     /**
