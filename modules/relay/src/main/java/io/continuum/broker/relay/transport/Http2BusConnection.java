@@ -694,12 +694,6 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     @Override
     public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) throws Http2Error {
         requireOpened("DATA", streamId);
-        if (endStream || data.hasRemaining()) {
-            consecutiveEmptyData = 0;
-        } else if (++consecutiveEmptyData > MAX_CONSECUTIVE_EMPTY_DATA) {
-            throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than "
-                    + MAX_CONSECUTIVE_EMPTY_DATA + " consecutive empty DATA frames (RFC 9113 section 10.5)");
-        }
         int connectionCredit = 0;
         int streamCredit = 0;
         Http2BusStream violated = null;
@@ -717,6 +711,14 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
                 connectionCredit = windows.credit(flowControlled);
                 violated = verdict.resetsStream() ? stream : null;
             } else {
+                // counted on live streams only, as Netty's decoder hands its empty-frame check only frames it does
+                // not ignore: DATA on a stream this side reset is ignored (RFC 9113 section 5.1), empty or not
+                if (endStream || data.hasRemaining()) {
+                    consecutiveEmptyData = 0;
+                } else if (++consecutiveEmptyData > MAX_CONSECUTIVE_EMPTY_DATA) {
+                    throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than "
+                            + MAX_CONSECUTIVE_EMPTY_DATA + " consecutive empty DATA frames (RFC 9113 section 10.5)");
+                }
                 int padding = flowControlled - data.remaining();
                 if (!stream.receivedLocked(data, flowControlled, endStream)) {
                     throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,

@@ -47,6 +47,34 @@ class FramesThatChangeNothingTest {
         }
     }
 
+    /**
+     * RFC 9113 section 5.1: frames a router sent before it saw the broker's RST_STREAM are ignored, empty DATA among
+     * them, and not counted (as the conformance harness's unsubscribe race sends them: DATA(0) x3, WINDOW_UPDATE,
+     * RST_STREAM right after the broker's reset).
+     */
+    @Test
+    void emptyDataFramesOnAStreamTheBrokerResetAreIgnoredNotCounted() throws Exception {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
+             BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
+            RawH2Peer.Connection wire = peer.accept(WAIT);
+            BusStream stream = connection.open(dataStream(1), WAIT, () -> true);
+            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
+            wire.sendStatus200(STREAM, false);
+            stream.awaitResponseHead(WAIT);
+            stream.cancel();
+            wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM && f.streamId() == STREAM, WAIT);
+            wire.sendTogether(w -> {
+                for (int i = 0; i < 5; i++) {
+                    w.data(STREAM, false, new byte[0], 0, 0);
+                }
+                w.windowUpdate(STREAM, 1_024);
+                w.rstStream(STREAM, 0x8);
+            });
+            assertTrue(probe(connection).ping(WAIT));
+            assertTrue(connection.isOpen(), "late frames on a reset stream change nothing, and end nothing");
+        }
+    }
+
     @Test
     void threeEmptyContinuationFramesInOneHeaderBlockAreEnhanceYourCalm() throws Exception {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
