@@ -199,6 +199,34 @@ print(f"  ok   helm: adding a second identity leaves {name}'s Pod template as it
 EOF
         then pass; else failcount; fi
     fi
+    # A chart version bump alone leaves every Pod template as it is (issue 56 item 3): with the version as a Pod
+    # label, every chart upgrade restarted every identity at once (Recreate, one replica each).
+    cp -r "$chart" "$tmp/chart-next"
+    sed -i 's/^version: .*/version: 99.0.0-next/' "$tmp/chart-next/Chart.yaml"
+    (. bin/env.sh >/dev/null && java --enable-native-access=ALL-UNNAMED -cp "$deps/*" "$here/helm-render/HelmTemplate.java" \
+        batch "$tmp/helm-next" "$tmp/chart-next" ceb gpu-serving "$chart"/ci/*-values.yaml) 2> "$tmp/h-next.err" \
+        || { echo "  FAIL helm (chart version bumped): $(grep -v WARNING "$tmp/h-next.err")"; failcount; }
+    if "$python" - "$tmp/helm" "$tmp/helm-next" "$chart"/ci/*-values.yaml <<'EOF'
+import os, sys, yaml
+now, nxt, values = sys.argv[1], sys.argv[2], sys.argv[3:]
+def templates(path):
+    return {d["metadata"]["name"]: d["spec"]["template"] for d in yaml.safe_load_all(open(path))
+            if d and d.get("kind") == "Deployment"}
+changed, count = [], 0
+for v in values:
+    name = os.path.basename(v)[:-len(".yaml")]
+    a, b = templates(os.path.join(now, name + ".yaml")), templates(os.path.join(nxt, name + ".yaml"))
+    assert a and a.keys() == b.keys(), f"{name}: the two renders differ in their Deployments"
+    count += len(a)
+    changed += [f"{name}/{d}" for d in a if a[d] != b[d]]
+if changed:
+    print(f"  FAIL helm: a chart version bump alone changes the Pod templates of {', '.join(changed)}"
+          " (every identity would restart at once)")
+    sys.exit(1)
+print(f"  ok   helm: a chart version bump alone leaves all {count} Pod templates of {len(values)} values files"
+      " as they are")
+EOF
+    then pass; else failcount; fi
     # Tuning without forking (ci/tuning-values.yaml): each value shows in the render.
     if [ -f "$tmp/helm/tuning-values.yaml" ]; then
         if "$python" "$here/check_helm_tuning.py" < "$tmp/helm/tuning-values.yaml"; then pass; else failcount; fi

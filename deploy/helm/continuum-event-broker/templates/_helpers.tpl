@@ -39,11 +39,18 @@ clientId that fits keeps the plain name it always had. */}}
 {{- end -}}
 
 {{- define "ceb.labels" -}}
+{{ include "ceb.podLabels" . }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* The labels of a Pod template: ceb.labels without the chart's version. A Pod template that changes with
+the chart version restarts every identity at once on any chart upgrade (Recreate, one replica each); what
+really changes a template rolls out identity by identity with identities[].paused (docs/deployment.md 5.5). */}}
+{{- define "ceb.podLabels" -}}
 app.kubernetes.io/name: {{ include "ceb.name" . }}
 app.kubernetes.io/part-of: continuum
 {{ include "ceb.groupLabel" . }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{/* The label every Pod of this release carries, whatever its identity: what the placement rules,
