@@ -13,6 +13,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.assertGoAway;
 import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
 import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
 import static io.continuum.broker.relay.transport.TransportFixture.probe;
@@ -128,11 +129,6 @@ class ClientRoleRulesTest {
                     third.awaitResponseHead(WAIT).headers());
             assertTrue(connection.isOpen());
         }
-    }
-
-    private static void assertGoAway(RawH2Peer.Connection wire, int code) throws Exception {
-        RawH2Peer.Frame goAway = wire.next(f -> f.type() == RawH2Peer.Frame.GOAWAY, WAIT);
-        assertEquals(code, ByteBuffer.wrap(goAway.payload(), 4, 4).getInt());
     }
 
     private static int resetCode(RawH2Peer.Connection wire, int streamId) throws Exception {

@@ -1,12 +1,12 @@
 package io.continuum.broker.relay.transport;
 
-import java.nio.ByteBuffer;
 import java.util.Map;
 
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
 import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
+import static io.continuum.broker.relay.transport.TransportFixture.assertGoAway;
 import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
 import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
 import static io.continuum.broker.relay.transport.TransportFixture.probe;
@@ -30,7 +30,7 @@ class FramesThatChangeNothingTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            answered(connection, wire);
+            TransportFixture.openAnswered(connection, wire, 1);
             for (int round = 0; round < 3; round++) { // two empty, then a byte: the count starts again
                 wire.sendData(STREAM, new byte[0], false);
                 wire.sendData(STREAM, new byte[0], false);
@@ -57,10 +57,7 @@ class FramesThatChangeNothingTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            BusStream stream = connection.open(dataStream(1), WAIT, () -> true);
-            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
-            wire.sendStatus200(STREAM, false);
-            stream.awaitResponseHead(WAIT);
+            BusStream stream = TransportFixture.openAnswered(connection, wire, 1);
             stream.cancel();
             wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM && f.streamId() == STREAM, WAIT);
             wire.sendTogether(w -> {
@@ -113,7 +110,7 @@ class FramesThatChangeNothingTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            answered(connection, wire);
+            TransportFixture.openAnswered(connection, wire, 1);
             wire.sendTogether(w -> {
                 for (int i = 0; i < Http2BusConnection.MAX_RESETS_PER_WINDOW; i++) {
                     w.rstStream(STREAM, 0x8); // the first ends the stream, the rest change nothing
@@ -130,7 +127,7 @@ class FramesThatChangeNothingTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            answered(connection, wire);
+            TransportFixture.openAnswered(connection, wire, 1);
             wire.sendTogether(w -> {
                 for (int i = 0; i < 50_000; i++) {
                     w.windowUpdate(i % 2 == 0 ? 0 : STREAM, 1);
@@ -139,17 +136,5 @@ class FramesThatChangeNothingTest {
             assertTrue(probe(connection).ping(WAIT));
             assertTrue(connection.isOpen());
         }
-    }
-
-    private static void answered(BusConnection connection, RawH2Peer.Connection wire) throws Exception {
-        BusStream stream = connection.open(dataStream(1), WAIT, () -> true);
-        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
-        wire.sendStatus200(STREAM, false);
-        stream.awaitResponseHead(WAIT);
-    }
-
-    private static void assertGoAway(RawH2Peer.Connection wire, int code) throws Exception {
-        RawH2Peer.Frame goAway = wire.next(f -> f.type() == RawH2Peer.Frame.GOAWAY, WAIT);
-        assertEquals(code, ByteBuffer.wrap(goAway.payload(), 4, 4).getInt());
     }
 }

@@ -8,7 +8,6 @@ import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
 import static io.continuum.broker.relay.transport.TransportFixture.WAIT;
-import static io.continuum.broker.relay.transport.TransportFixture.dataStream;
 import static io.continuum.broker.relay.transport.TransportFixture.endpoint;
 import static io.continuum.broker.relay.transport.TransportFixture.probe;
 import static io.continuum.broker.testing.await.Poll.await;
@@ -30,12 +29,9 @@ class ReaderNeverBlocksTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            BusStream stream = connection.open(dataStream(1), WAIT, () -> true);
-            wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
-            wire.sendStatus200(STREAM, false);
+            BusStream stream = TransportFixture.openAnswered(connection, wire, 1);
             wire.sendWindowUpdate(0, 1 << 30);
             wire.sendWindowUpdate(STREAM, 1 << 30);
-            stream.awaitResponseHead(WAIT);
             assertTrue(probe(connection).ping(WAIT));
             AtomicReference<TransportException> ended = new AtomicReference<>();
             connection.onClose(ended::set);

@@ -34,7 +34,7 @@ class SmallFramesCostTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            BusStream stream = answered(connection, wire);
+            BusStream stream = TransportFixture.openAnswered(connection, wire, 1);
             wire.sendTogether(w -> {
                 for (int i = 0; i < FRAMES; i++) {
                     w.data(STREAM, false, new byte[] {(byte) i}, 0, 1);
@@ -56,7 +56,7 @@ class SmallFramesCostTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            BusStream stream = answered(connection, wire);
+            BusStream stream = TransportFixture.openAnswered(connection, wire, 1);
             long before = probe(connection).readerWakeUps();
             List<Integer> reads = new ArrayList<>();
             Thread reader = Thread.ofVirtual().start(() -> {
@@ -126,14 +126,6 @@ class SmallFramesCostTest {
             assertEquals(21, probe(connection).writerWakeUps() - before, "then the twenty, once each");
             await(() -> totalReceived(wire) == 20 * 11 + connectionLeft + 500, "every byte arrived");
         }
-    }
-
-    private static BusStream answered(BusConnection connection, RawH2Peer.Connection wire) throws Exception {
-        BusStream stream = connection.open(dataStream(1), WAIT, () -> true);
-        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
-        wire.sendStatus200(STREAM, false);
-        stream.awaitResponseHead(WAIT);
-        return stream;
     }
 
     private static CompletableFuture<Void> write(BusStream stream, int bytes, List<Thread> threads) {

@@ -10,10 +10,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
 
 import static io.continuum.broker.testing.await.Poll.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Shared set-up for transport tests: one ephemeral PKI per JVM, endpoints, payload patterns. */
 final class TransportFixture {
@@ -41,6 +43,24 @@ final class TransportFixture {
     static BusEndpoint endpoint(URI url) {
         return new BusEndpoint(url, TlsTrust.certificates(List.of(PKI.caCertificate())), null, Duration.ofSeconds(10),
                 "continuum-event-broker/test");
+    }
+
+    /**
+     * Opens data stream {@code id} (the connection's next HTTP/2 stream), has the peer answer it {@code 200} and waits
+     * for that head: a stream that takes DATA.
+     */
+    static BusStream openAnswered(BusConnection connection, RawH2Peer.Connection wire, long id) throws Exception {
+        BusStream stream = connection.open(dataStream(id), WAIT, () -> true);
+        wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS && f.streamId() == stream.id(), WAIT);
+        wire.sendStatus200((int) stream.id(), false);
+        stream.awaitResponseHead(WAIT);
+        return stream;
+    }
+
+    /** Waits for the client's GOAWAY and checks its error code. */
+    static void assertGoAway(RawH2Peer.Connection wire, int code) throws Exception {
+        RawH2Peer.Frame goAway = wire.next(f -> f.type() == RawH2Peer.Frame.GOAWAY, WAIT);
+        assertEquals(code, ByteBuffer.wrap(goAway.payload(), 4, 4).getInt());
     }
 
     static StreamRequest dataStream(long id) {
