@@ -35,6 +35,22 @@ class RouterClosedTest {
         routerEndsTheSession(first -> first.sendReset(1, 0x8));
     }
 
+    /**
+     * The router resets the session stream and closes the connection in the same breath (what the demo's
+     * {@code r} did under load on Helidon's server): the reset came first on the wire, so the session ended as
+     * the router closing it, whichever of the session's reader and the connection's close callback acts first.
+     * Before: the close callback, on the connection's reader, usually won and ended it as {@code connection_lost}.
+     */
+    @Test
+    void aResetFollowedAtOnceByTheConnectionClosingIsStillRouterClosed() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            routerEndsTheSession(first -> {
+                first.sendReset(1, 0x8);
+                first.close();
+            });
+        }
+    }
+
     private interface Ending {
         void end(RawH2Peer.Connection connection) throws Exception;
     }

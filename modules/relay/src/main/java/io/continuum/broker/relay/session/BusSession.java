@@ -16,6 +16,7 @@ import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.BusEndpoint;
+import io.continuum.broker.relay.transport.BusStream;
 
 /**
  * One session attempt and, once welcomed, the session's whole life (bus-protocol-v1.md sections 2, 4 and 5).
@@ -107,7 +108,7 @@ public final class BusSession {
     public SessionOutcome run() {
         SessionLife.End e;
         try {
-            if (handshake.run() instanceof Handshake.Welcomed w && welcomed(w.welcome())) {
+            if (handshake.run() instanceof Handshake.Welcomed w && welcomed(w.welcome(), w.stream())) {
                 dispatch.serve(w.stream(), w.rest(), w.malformed());
             }
         } catch (RuntimeException ex) {
@@ -124,13 +125,13 @@ public final class BusSession {
     }
 
     /** Every job learns the negotiated limits; then the session counts as connected and its clocks start. */
-    private boolean welcomed(Frame.Welcome w) {
+    private boolean welcomed(Frame.Welcome w, BusStream sessionStream) {
         SessionLimits l = SessionLimits.negotiate(w);
         limits = l;
         decoder.setMaxFrameBytes(l.maxFrameBytes());
         headers.welcomed(w.sessionId());
         streams.welcomed(l);
-        dispatch.welcomed(l);
+        dispatch.welcomed(l, sessionStream);
         timers.frameArrived();
         life.lock().lock(); // one step with a shutdown's look at the state (Drain.byShutdown)
         try {

@@ -35,6 +35,8 @@ final class FrameDispatch {
     private final RelayMetrics metrics;
     private final RouterFrameLog routerFrameLog;
     private volatile SessionLimits limits;
+    /** The welcomed session's stream: its reset by the router decides the end reason, whoever notices first. */
+    private volatile BusStream sessionStream;
 
     FrameDispatch(SessionLife life, FrameDecoder<Frame.RouterFrame> decoder, SessionTimers timers,
                   SessionStreams streams, Drain drain, RelayMetrics metrics, RouterFrameLog routerFrameLog) {
@@ -47,8 +49,9 @@ final class FrameDispatch {
         this.routerFrameLog = routerFrameLog;
     }
 
-    void welcomed(SessionLimits negotiated) {
+    void welcomed(SessionLimits negotiated, BusStream stream) {
         limits = negotiated;
+        sessionStream = stream;
     }
 
     /** Frames that came behind {@code welcome} in its chunk, then a malformed one if any, then the stream. */
@@ -109,9 +112,16 @@ final class FrameDispatch {
     void connectionClosed(TransportException cause) {
         State st = life.state();
         if ((st == State.WELCOMED || st == State.DRAINING) && !drain.completeIfRequestEnded()) {
-            // after the router's graceful GOAWAY, the connection closing is the router's close (RFC 9113 6.8)
-            life.end(AttemptResult.WELCOMED, drain.routerGoingAway() ? EndReason.ROUTER_CLOSED
-                    : EndReason.CONNECTION_LOST, cause == null ? "connection closed" : cause.getMessage());
+            // After the router's graceful GOAWAY, the connection closing is the router's close (RFC 9113 6.8). So
+            // is a close right behind the router's reset of the session stream: the reset came first on the wire,
+            // and this callback (on the connection's reader) often runs before the session's reader wakes to it.
+            BusStream s = sessionStream;
+            if (s != null && s.failure() instanceof StreamResetException reset && reset.byPeer()) {
+                life.end(AttemptResult.WELCOMED, EndReason.ROUTER_CLOSED, reset.getMessage());
+            } else {
+                life.end(AttemptResult.WELCOMED, drain.routerGoingAway() ? EndReason.ROUTER_CLOSED
+                        : EndReason.CONNECTION_LOST, cause == null ? "connection closed" : cause.getMessage());
+            }
         }
     }
 
