@@ -3,6 +3,7 @@ package io.continuum.broker.relay;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
@@ -88,6 +89,17 @@ public final class EventBroker implements AutoCloseable {
      */
     public void start() {
         loop.start();
+    }
+
+    /**
+     * The session loop's death by an unexpected error (a bug, an {@link Error}): the broker cannot relay any more
+     * and says so, so that its process exits and is restarted. Router, credential and API server outages never
+     * complete it: they are retried for as long as the broker runs.
+     *
+     * @return completes with the error that ended the loop; never completes otherwise
+     */
+    public CompletionStage<Throwable> died() {
+        return loop.died();
     }
 
     /**

@@ -6,9 +6,13 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.continuum.broker.app.config.BrokerConfig;
@@ -44,8 +48,10 @@ import io.continuum.broker.relay.api.SessionState;
  *
  * <p>Exit codes: {@value #EXIT_OK} success or clean shutdown; {@value #EXIT_INVALID} invalid
  * configuration, credential or CA bundle; {@value #EXIT_USAGE} usage error; {@value #EXIT_STARTUP}
- * start-up failure (e.g. {@code metrics_listen} cannot be bound); 128 + n when a second signal n
- * forces an immediate exit.
+ * start-up failure (e.g. {@code metrics_listen} cannot be bound); {@value #EXIT_RUNTIME_DIED} the running broker
+ * cannot work any more (its session loop ended by an unexpected error: restart it); 128 + n when a second signal n
+ * forces an immediate exit. Outages (the router, the credential, the API server) never end the process: they are
+ * retried for as long as it runs.
  */
 public final class Cli {
     /** Success, or a clean shutdown. */
@@ -56,6 +62,13 @@ public final class Cli {
     public static final int EXIT_USAGE = 2;
     /** Start-up failure other than configuration (e.g. the metrics port cannot be bound). */
     public static final int EXIT_STARTUP = 3;
+    /**
+     * The running broker cannot work any more: its session loop ended by an unexpected error (a bug, an
+     * {@link Error}). The process exits so that Kubernetes or systemd restarts it (a Pod that stayed up would look
+     * Live and Ready and relay nothing). 70 is {@code EX_SOFTWARE} of sysexits(3), "an internal software error";
+     * it is neither 1 nor 2, the codes the systemd unit's {@code RestartPreventExitStatus} keeps from restarting.
+     */
+    public static final int EXIT_RUNTIME_DIED = 70;
 
     static final String USAGE = "usage: continuum-event-broker [--config PATH] [--check-config]";
     private static final EventLog LOG = EventLog.named("io.continuum.broker.app");
@@ -275,7 +288,15 @@ public final class Cli {
             if (signals != null) {
                 signals.started();
             }
-            int signal = wait.await();
+            Stop stop = awaitStop(wait, runtime.died());
+            if (stop instanceof Stop.Died died) {
+                LOG.error("runtime_died").field("exit_code", EXIT_RUNTIME_DIED)
+                        .field("problem", "the session loop ended by an unexpected error; exiting to be restarted")
+                        .cause(died.cause()).log();
+                runtime.shutdown(Duration.ZERO); // no session to drain: this stops the metadata watch
+                return EXIT_RUNTIME_DIED;
+            }
+            int signal = ((Stop.Signal) stop).number();
             LOG.info("shutdown_requested").field("signal", signal)
                     .field("drain_deadline", io.continuum.broker.app.config.Durations.format(config.drainDeadline())).log();
             runtime.shutdown(config.drainDeadline());
@@ -286,6 +307,44 @@ public final class Cli {
         }
         LOG.info("stopped").log();
         return EXIT_OK;
+    }
+
+    /** Why the running broker stops: a shutdown request, or the runtime's death. */
+    private sealed interface Stop {
+        record Signal(int number) implements Stop {
+        }
+
+        record Died(Throwable cause) implements Stop {
+        }
+    }
+
+    /**
+     * Waits for whichever comes first: the shutdown request (on a virtual thread of its own, since a
+     * {@link ShutdownWait} only blocks) or the runtime's death. What the wait throws is thrown here.
+     */
+    private static Stop awaitStop(ShutdownWait wait, CompletionStage<Throwable> died) throws InterruptedException {
+        CompletableFuture<Stop> stop = new CompletableFuture<>();
+        died.thenAccept(cause -> stop.complete(new Stop.Died(cause)));
+        Thread waiter = Thread.ofVirtual().name("shutdown-wait").start(() -> {
+            try {
+                stop.complete(new Stop.Signal(wait.await()));
+            } catch (InterruptedException e) {
+                // the runtime died first
+            } catch (Throwable t) {
+                stop.completeExceptionally(t);
+            }
+        });
+        try {
+            return stop.get();
+        } catch (ExecutionException e) {
+            switch (e.getCause()) {
+                case RuntimeException r -> throw r;
+                case Error err -> throw err;
+                default -> throw new IllegalStateException("the shutdown wait failed", e.getCause());
+            }
+        } finally {
+            waiter.interrupt();
+        }
     }
 
     /** Builder of {@link Cli}; every input has a production default. */

@@ -1,6 +1,8 @@
 package io.continuum.broker.app.runtime;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -41,4 +43,15 @@ public interface BrokerRuntime {
      * @throws InterruptedException if interrupted while draining
      */
     void shutdown(Duration drainDeadline) throws InterruptedException;
+
+    /**
+     * Completes when the runtime cannot work any more (the relay's session loop ended by an unexpected error), so
+     * that the shell exits and the process is restarted. Outages (router, credential, API server) never complete
+     * it: they are retried. By default it never completes.
+     *
+     * @return the runtime's death, if it comes
+     */
+    default CompletionStage<Throwable> died() {
+        return new CompletableFuture<>();
+    }
 }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -109,6 +110,11 @@ public final class RelayRuntime implements BrokerRuntime {
     public void start() {
         metadata.start();
         broker.start();
+    }
+
+    @Override
+    public CompletionStage<Throwable> died() {
+        return broker.died();
     }
 
     @Override

@@ -10,20 +10,32 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.continuum.broker.app.config.BrokerConfig;
+import io.continuum.broker.app.observe.BrokerStatus;
+import io.continuum.broker.app.runtime.BrokerRuntime;
+import io.continuum.broker.app.runtime.IdleRuntime;
 import io.continuum.broker.testing.logs.Logfmt;
 import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import static io.continuum.broker.app.testsupport.TestCertificates.cert;
@@ -269,6 +281,69 @@ class CliTest {
         assertEquals("/healthz 200 ok\n/readyz 503\n/statusz 200 \"state\":\"syncing\"\n", seen.toString());
         List<String> names = events().stream().map(e -> e.get("event")).toList();
         assertTrue(names.indexOf("started") >= 0 && names.indexOf("started") < names.indexOf("runtime_started"), err());
+    }
+
+    /**
+     * Issue 56 item 1: a runtime that dies (the relay's session loop ended by an unexpected error) ends the process
+     * with 70, so Kubernetes and systemd restart it, instead of a process that stays Live and Ready and relays
+     * nothing. The shutdown wait is let go; the runtime is shut down (nothing to drain) first. SessionLoopDeathTest
+     * pins what completes {@code died()}, RealBrokerStartTest that outages never do.
+     */
+    @Test
+    @Timeout(60) // before: the broker waited for a signal that never came
+    void aRuntimeThatDiesEndsTheProcessWithExit70() throws Exception {
+        CompletableFuture<Throwable> died = new CompletableFuture<>();
+        List<Duration> shutdowns = new CopyOnWriteArrayList<>();
+        CountDownLatch waitLetGo = new CountDownLatch(1);
+        int status = cli()
+                .runtimeFactory(context -> new BrokerRuntime() {
+                    private final BrokerRuntime idle = new IdleRuntime(context);
+
+                    @Override
+                    public BooleanSupplier ready() {
+                        return idle.ready();
+                    }
+
+                    @Override
+                    public Supplier<BrokerStatus> status() {
+                        return idle.status();
+                    }
+
+                    @Override
+                    public void start() {
+                        // the loop dies on its own thread, after start() returned
+                        Thread.ofVirtual().start(() -> died.complete(new IllegalStateException("a bug in the loop")));
+                    }
+
+                    @Override
+                    public void shutdown(Duration drainDeadline) {
+                        shutdowns.add(drainDeadline);
+                    }
+
+                    @Override
+                    public CompletionStage<Throwable> died() {
+                        return died;
+                    }
+                })
+                .shutdownWait(() -> {
+                    try {
+                        new CountDownLatch(1).await(); // no signal ever comes
+                        throw new AssertionError("unreachable");
+                    } finally {
+                        waitLetGo.countDown();
+                    }
+                })
+                .build()
+                .run("--config", config.toString());
+        assertEquals(Cli.EXIT_RUNTIME_DIED, status, err());
+        assertEquals(70, status, "the documented code (docs/operations.md), neither 1 nor 2 (RestartPreventExitStatus)");
+        Map<String, String> e = event("runtime_died");
+        assertEquals("error", e.get("level"), err());
+        assertEquals("70", e.get("exit_code"), err());
+        assertEquals("java.lang.IllegalStateException", e.get("error_class"), err());
+        assertEquals(List.of(Duration.ZERO), shutdowns);
+        assertTrue(waitLetGo.await(10, TimeUnit.SECONDS), "the shutdown wait is interrupted");
+        assertTrue(events().stream().noneMatch(x -> "stopped".equals(x.get("event"))), err());
     }
 
     @Test

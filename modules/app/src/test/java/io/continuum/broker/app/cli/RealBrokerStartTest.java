@@ -1,7 +1,10 @@
 package io.continuum.broker.app.cli;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +29,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -45,6 +50,7 @@ class RealBrokerStartTest {
     private FakeKubeApi kube;
     private ApiClient apiClient;
     private Path config;
+    private String busUrl;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
@@ -71,7 +77,7 @@ class RealBrokerStartTest {
 
     private void writeConfig(String... extra) throws Exception {
         Files.writeString(config, String.join("\n", List.of(
-                "bus_url: " + router.url(),
+                "bus_url: " + (busUrl != null ? busUrl : router.url()),
                 "ca_file: " + dir.resolve("ca.pem"),
                 "client_id: start-test",
                 "credential_file: " + dir.resolve("credential"),
@@ -83,19 +89,72 @@ class RealBrokerStartTest {
     }
 
     private Cli cli(Map<String, String> env) {
+        return cli(env, apiClient, () -> {
+            // "SIGTERM" once the router has welcomed a session of this broker.
+            RouterSession session = router.awaitSession(WAIT);
+            assertEquals("start-test", session.hello().clientId());
+            return 15;
+        });
+    }
+
+    private Cli cli(Map<String, String> env, ApiClient api, Cli.ShutdownWait wait) {
         return Cli.builder()
                 .environment(env)
                 .serviceAccountNamespaceFile(dir.resolve("no-sa"))
                 .out(new PrintStream(out, true, StandardCharsets.UTF_8))
                 .err(new PrintStream(err, true, StandardCharsets.UTF_8))
-                .runtimeFactory(ctx -> new RelayRuntime(ctx, apiClient))
-                .shutdownWait(() -> {
-                    // "SIGTERM" once the router has welcomed a session of this broker.
-                    RouterSession session = router.awaitSession(WAIT);
-                    assertEquals("start-test", session.hello().clientId());
-                    return 15;
-                })
+                .runtimeFactory(ctx -> new RelayRuntime(ctx, api))
+                .shutdownWait(wait)
                 .build();
+    }
+
+    /** A "SIGTERM" once the broker's log has {@code count} lines with {@code fragment}: until then it runs. */
+    private Cli.ShutdownWait afterLogLines(String fragment, int count) {
+        return () -> {
+            await(() -> log().lines().filter(l -> l.contains(fragment)).count() >= count,
+                    count + " log lines with " + fragment);
+            return 15;
+        };
+    }
+
+    /**
+     * Issue 56 item 1, the side that must not exit: outages are retried for as long as the broker runs. The real
+     * broker meets one and keeps at it (each attempt logged) until the "SIGTERM", then drains and exits 0; it never
+     * exits 70, the code of a session loop that died (CliTest pins that side).
+     */
+    private void ridesOut(ApiClient api, String fragment) {
+        assertEquals(0, cli(Map.of(), api, afterLogLines(fragment, 3)).run("--config", config.toString()), log());
+        assertTrue(log().contains("event=stopped"), log());
+        assertFalse(log().contains("event=runtime_died"), log());
+    }
+
+    @Test
+    @Timeout(120)
+    void aRouterThatRefusesTheCredentialNeverEndsTheProcess() throws Exception {
+        Files.writeString(dir.resolve("credential"), "a-credential-the-router-refuses-0123456789\n");
+        writeConfig("reconnect_backoff:", "  initial: 100ms", "  max: 200ms");
+        ridesOut(apiClient, "reason=refused");
+    }
+
+    @Test
+    @Timeout(120)
+    void aRouterThatIsDownNeverEndsTheProcess() throws Exception {
+        busUrl = "https://localhost:" + closedPort();
+        writeConfig("reconnect_backoff:", "  initial: 100ms", "  max: 200ms");
+        ridesOut(apiClient, "reason=connect_failed");
+    }
+
+    @Test
+    @Timeout(120)
+    void anApiServerThatIsDownNeverEndsTheProcess() throws Exception {
+        writeConfig();
+        ridesOut(Config.fromUrl("http://127.0.0.1:" + closedPort()), "event=metadata_watch_");
+    }
+
+    private static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
     }
 
     private String log() {

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -52,6 +54,7 @@ public final class SessionLoop {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final ArrayDeque<RelayStatus.SessionEnd> recentEnds = new ArrayDeque<>();
+    private final CompletableFuture<Throwable> died = new CompletableFuture<>();
     private volatile SessionState state = SessionState.SYNCING;
     private volatile BusSession session;
     private volatile boolean stopping;
@@ -104,6 +107,7 @@ public final class SessionLoop {
     }
 
     private void run() {
+        Throwable failure = null;
         try {
             if (!awaitSync()) {
                 return;
@@ -127,11 +131,29 @@ public final class SessionLoop {
                 }
                 nextAttemptAt = null;
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // Outages (the router, the credential, the API server) never come here: every attempt's failure is an
+            // outcome, retried above. What does is a bug or the JVM running out of something: the loop cannot go
+            // on, and a process that stays up without it only looks healthy (issue 56). Whoever owns the process
+            // learns it from died() and exits, so its supervisor restarts it.
+            failure = e;
             LOG.error("session_loop_failed").cause(e).log();
         } finally {
             setState(SessionState.IDLE);
+            if (failure != null) {
+                died.complete(failure);
+            }
         }
+    }
+
+    /**
+     * Completes with the error that ended the loop, once it ended by one: a bug or an {@link Error}, never an
+     * outage (those are retried). Never completes while the loop runs, nor after a shutdown or an abort.
+     *
+     * @return the loop's death, if it comes
+     */
+    public CompletionStage<Throwable> died() {
+        return died.minimalCompletionStage();
     }
 
     private SessionOutcome attempt() {
