@@ -13,7 +13,8 @@ Checks (R-OPS-1..3, R-SEC-14/15, R-BEH-8, R-CFG):
 - every Deployment: replicas 1, strategy Recreate, a restrictive securityContext (non-root,
   read-only root filesystem, no privilege escalation, not privileged, all capabilities dropped
   and none added, seccomp RuntimeDefault), probes on /healthz (liveness, startup) and /readyz
-  or the opt-in /readyz/session (readiness) on the metrics port, resource requests and limits, terminationGracePeriodSeconds
+  or the opt-in /readyz/session (readiness) on the metrics port, resource requests and limits (the memory
+  request equal to the memory limit), terminationGracePeriodSeconds
   greater than the config's drain_deadline, the credential from a Secret volume mounted as a
   file at credential_file and no credential in env;
 - distinct client_ids (HA = distinct identities), N of them with --identities;
@@ -168,6 +169,7 @@ def self_test(text, verbose=False):
         "credential in env": lambda d: container(d).setdefault("env", []).append(
             {"name": "CONTINUUM_EVENT_BROKER_CREDENTIAL", "valueFrom": {"secretKeyRef": {"name": "x", "key": "y"}}}),
         "no limits": lambda d: container(d)["resources"].pop("limits"),
+        "memory request below the limit": lambda d: container(d)["resources"]["requests"].__setitem__("memory", "128Mi"),
         "allow-all egress": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append({}),
         "port-only rule beyond the API server": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append(
             {"ports": [{"port": 443, "protocol": "TCP"}, {"port": 8080, "protocol": "TCP"}]}),
@@ -587,6 +589,13 @@ def main(argv):
             for r in ("cpu", "memory"):
                 if not (res.get(part) or {}).get(r):
                     bad(f"{where}: no resources.{part}.{r}")
+        # Issue 56 item 2: memory used never above the request keeps the broker out of the first eviction tier
+        # under node pressure, so the request is the limit (CPU may stay burstable: it is throttled, not evicted).
+        req_mem = (res.get("requests") or {}).get("memory")
+        lim_mem = (res.get("limits") or {}).get("memory")
+        if req_mem and lim_mem and str(req_mem) != str(lim_mem):
+            bad(f"{where}: resources.requests.memory {req_mem} is not resources.limits.memory {lim_mem}"
+                " (a broker whose usage exceeds its request is evicted first under node pressure)")
 
         metrics_ports = {p.get("name"): p.get("containerPort") for p in c.get("ports") or []}
 

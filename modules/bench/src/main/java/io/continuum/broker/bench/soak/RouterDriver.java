@@ -12,6 +12,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
@@ -35,6 +36,8 @@ final class RouterDriver implements AutoCloseable {
     private volatile InProcessRouter router;
     private volatile RouterSession session;
     private volatile boolean running = true;
+    /** Until then no data stream is read: the router's windows stay shut and the broker buffers (R-BUF). */
+    private volatile long stalledUntilNanos = System.nanoTime();
     private final Thread loop;
 
     final AtomicLong sessions = new AtomicLong();
@@ -70,6 +73,11 @@ final class RouterDriver implements AutoCloseable {
         old.close();
         Thread.sleep(down.toMillis()); // the outage itself is the event being simulated
         router = newRouter(port);
+    }
+
+    /** Stops reading every data stream for {@code length}: the broker's buffers toward the router fill up. */
+    void stallReading(Duration length) {
+        stalledUntilNanos = System.nanoTime() + length.toNanos();
     }
 
     /** Sends {@code drain} with reason {@code rebalance} on the current session. */
@@ -169,6 +177,9 @@ final class RouterDriver implements AutoCloseable {
         try {
             InputStream in = ds.fromBroker();
             for (long expected = 0; ; expected++) {
+                while (System.nanoTime() - stalledUntilNanos < 0) {
+                    LockSupport.parkNanos(50_000_000L); // a stall is a router that stopped reading: no wake-up needed
+                }
                 int n = in.readNBytes(record, 0, record.length);
                 if (n < record.length) {
                     return; // the stream ended (possibly mid-record: a reset may cut one)

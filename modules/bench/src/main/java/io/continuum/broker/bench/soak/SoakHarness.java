@@ -41,7 +41,8 @@ import io.continuum.broker.testing.pki.ServerIdentity;
  * <p>System properties: {@code soak.minutes} (35), {@code soak.publishers} (16), {@code soak.rate} (msg/s
  * per stream, 50), {@code soak.sampleSeconds} (60), {@code soak.launcher}
  * ({@code bin/continuum-event-broker}), {@code soak.out} ({@code modules/bench/target/soak.md}),
- * {@code soak.faultScale} (1: every fault interval as written; 0.1 for a quick shake-down). Environment:
+ * {@code soak.faultScale} (1: every fault interval as written; 0.1 for a quick shake-down), {@code soak.stallSeconds}
+ * (0: the router never stops reading) and {@code soak.stallAfterSeconds} (60), for memory at max_streams. Environment:
  * {@code SOAK_BROKER_JAVA_OPTS}, the broker's JVM options ({@code -Xmx256m -XX:+UseSerialGC}).
  */
 public final class SoakHarness {
@@ -57,6 +58,13 @@ public final class SoakHarness {
     private final int sampleSeconds = Integer.getInteger("soak.sampleSeconds", 60);
     /** Shrinks every fault interval (0.1: ten times as many faults), for a quick shake-down run. */
     private final double faultScale = Double.parseDouble(System.getProperty("soak.faultScale", "1"));
+    /**
+     * Memory at max_streams (docs/benchmarks.md): when positive, the router stops reading every data stream
+     * {@code soak.stallAfterSeconds} (60) into the run, for this many seconds, so the broker's buffers toward it
+     * fill to the session budget while every stream stays open; the samples in the stall show the worst case.
+     */
+    private final int stallSeconds = Integer.getInteger("soak.stallSeconds", 0);
+    private final int stallAfterSeconds = Integer.getInteger("soak.stallAfterSeconds", 60);
     private final Path launcher = Path.of(System.getProperty("soak.launcher", "bin/continuum-event-broker"));
     private final Path out = Path.of(System.getProperty("soak.out", "modules/bench/target/soak.md"));
     /** The broker's JVM options (its CONTINUUM_EVENT_BROKER_JAVA_OPTS), e.g. to soak another collector. */
@@ -140,6 +148,7 @@ public final class SoakHarness {
                 long nextCompact = start + every(TimeUnit.MINUTES.toNanos(7));
                 long nextRebalance = start + every(TimeUnit.MINUTES.toNanos(4));
                 long nextRestart = start + every(TimeUnit.MINUTES.toNanos(6));
+                long stallAt = stallSeconds > 0 ? start + TimeUnit.SECONDS.toNanos(stallAfterSeconds) : Long.MAX_VALUE;
                 while (System.nanoTime() < end) {
                     if (!broker.isAlive()) {
                         System.out.println("FAIL: the broker exited with " + broker.exitValue());
@@ -171,6 +180,11 @@ public final class SoakHarness {
                         count("router restart (3 s down)");
                         nextRestart += every(TimeUnit.MINUTES.toNanos(6));
                     }
+                    if (now >= stallAt) {
+                        router.stallReading(Duration.ofSeconds(stallSeconds));
+                        count("router stopped reading for " + stallSeconds + " s");
+                        stallAt = Long.MAX_VALUE;
+                    }
                     if (now >= nextSample) {
                         Sample s = sample(pid, metrics, router, Duration.ofNanos(now - start));
                         samples.add(s);
@@ -198,6 +212,8 @@ public final class SoakHarness {
                             dir.resolve("threads-quiet.json"));
                 } while (quiet.javaThreads() > baseline.javaThreads() + 2 && System.nanoTime() < settle);
                 System.out.println("quiet (every publisher withdrawn): " + quiet);
+                System.out.println("broker peak RSS (VmHWM): " + procField(Files.readString(
+                        Path.of("/proc/" + pid + "/status")), "VmHWM") / 1024 + " MiB");
                 return report(baseline, quiet, router);
             } finally {
                 broker.destroy(); // SIGTERM: the broker drains and exits
