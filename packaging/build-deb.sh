@@ -4,7 +4,8 @@
 # Layout: /opt/continuum-event-broker (the runtime image: bin, runtime, lib),
 # /usr/bin/continuum-event-broker (symlink), /usr/share/man/man1/continuum-event-broker.1.gz,
 # /etc/continuum-event-broker/config.yaml.example, /lib/systemd/system/continuum-event-broker.service,
-# /usr/share/doc/continuum-event-broker/{README.md,copyright,sbom.cdx.json}. The maintainer scripts create the system user
+# /usr/share/doc/continuum-event-broker/{README.md,copyright,changelog.gz,sbom.cdx.json},
+# /usr/lib/sysusers.d/continuum-event-broker.conf. The maintainer scripts create the system user
 # continuum-event-broker and train the AOT cache for /opt/continuum-event-broker.
 set -euo pipefail
 image="${1:?usage: build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR}"
@@ -12,13 +13,15 @@ deb_version="${2:?usage: build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR}"
 out="${3:?usage: build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
 name=continuum-event-broker
-arch=amd64
+# The build machine's architecture: the jlink runtime inside is the build JDK's (an arm64 JDK makes an arm64
+# package); nothing in the package is fixed to amd64.
+arch=$(dpkg --print-architecture)
 
 stage="$out/deb-root"
 rm -rf "$stage"
 prefix="$stage/opt/$name"
 mkdir -p "$prefix/lib" "$stage/usr/bin" "$stage/usr/share/man/man1" "$stage/etc/$name" \
-    "$stage/lib/systemd/system" "$stage/usr/share/doc/$name" "$stage/DEBIAN"
+    "$stage/lib/systemd/system" "$stage/usr/share/doc/$name" "$stage/usr/lib/sysusers.d" "$stage/DEBIAN"
 cp -a "$image/bin" "$image/runtime" "$prefix/"
 cp -a "$image/lib/app" "$image/lib/jvm.options" "$image/lib/aot-train" "$prefix/lib/"
 ln -s "../../opt/$name/bin/$name" "$stage/usr/bin/$name"
@@ -26,6 +29,11 @@ gzip -9n -c "$image/man/man1/$name.1" > "$stage/usr/share/man/man1/$name.1.gz"
 install -m 0644 "$image/etc/config.yaml.example" "$stage/etc/$name/config.yaml.example"
 install -m 0644 "$here/systemd/$name.service" "$stage/lib/systemd/system/$name.service"
 install -m 0644 "$image/README.md" "$stage/usr/share/doc/$name/README.md"
+# A native package's changelog (Debian's format); its newest entry must name the version being built.
+changelog_version=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' "$here/debian/changelog")
+[ "$changelog_version" = "$deb_version" ] || { echo "build-deb: packaging/debian/changelog's newest entry is $changelog_version, the package is $deb_version: add an entry" >&2; exit 1; }
+gzip -9n -c "$here/debian/changelog" > "$stage/usr/share/doc/$name/changelog.gz"
+install -m 0644 "$here/debian/sysusers.conf" "$stage/usr/lib/sysusers.d/$name.conf"
 # Debian's machine-readable copyright file: the broker's Apache-2.0 license and those of the bundled
 # runtime and jars (the full Apache text is /usr/share/common-licenses/Apache-2.0 on every Debian system).
 install -m 0644 "$here/debian/copyright" "$stage/usr/share/doc/$name/copyright"

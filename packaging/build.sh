@@ -14,7 +14,7 @@
 # 5. target/packaging/continuum-event-broker-VERSION-linux-x64.tar.gz (without the AOT cache,
 #    which is only valid in the directory it was trained in; run lib/aot-train after unpacking),
 #    with LICENSE (Apache-2.0), README.md, the man page and the example config,
-# 6. target/packaging/continuum-event-broker_DEBVERSION_amd64.deb (dpkg-deb; its copyright file is
+# 6. target/packaging/continuum-event-broker_DEBVERSION_ARCH.deb (dpkg-deb, this machine's architecture; its copyright file is
 #    packaging/debian/copyright, Debian's machine-readable format),
 # 7. the CycloneDX SBOM (modules/app/target/bom.json from org.cyclonedx:cyclonedx-maven-plugin, plus
 #    the jlink runtime as a component) in the runtime image (sbom.cdx.json, so in the archive and

@@ -12,7 +12,9 @@
 # - upgrade N -> N+1 with a configured, running service: the administrator's config.yaml and a
 #   local edit of the conffile config.yaml.example kept, the service not stopped by prerm, a
 #   restart asked for by postinst, and the broker serving again from the new version;
-# - remove (the service stopped) and purge (system user and unit state gone, no files left).
+# - remove (the service stopped) and purge (unit state and package files gone; the system user and group and
+#   the administrator's files in /etc kept), then a new system user that can read nothing the package left.
+# The host is left as found: the package purged, the users it and the test created deleted.
 #
 # The service: where systemd is PID 1 the real unit is enabled and started, and `systemctl
 # is-active` is checked. Elsewhere (a container) the script re-executes itself in a private
@@ -23,7 +25,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-deb="${1:-$(ls "$root"/target/packaging/continuum-event-broker_*_amd64.deb 2>/dev/null | head -1 || true)}"
+deb="${1:-$(ls "$root"/target/packaging/continuum-event-broker_*_"$(dpkg --print-architecture)".deb 2>/dev/null | head -1 || true)}"
 [ -n "$deb" ] && [ -f "$deb" ] || { echo "test-deb: no .deb found; run packaging/build.sh first" >&2; exit 1; }
 deb="$(readlink -f "$deb")"
 [ "$(id -u)" = 0 ] || { echo "test-deb: must run as root (dpkg -i)" >&2; exit 1; }
@@ -54,10 +56,21 @@ stop_service() {
         [ "$status" -eq 0 ] || fail "the service exited $status after SIGTERM"
     fi
 }
+# Leave the host as found: the package purged, and the users the package and this test created (purge keeps the
+# service user and group on purpose) deleted, with the administrator's files the test wrote.
+next_user=ceb-test-next-user
+created_user=""
+had_user=false
+getent passwd "$name" > /dev/null && had_user=true
 cleanup() {
     stop_service || true
     dpkg --purge "$name" >/dev/null 2>&1 || true
     rm -rf "/etc/$name" "$work"
+    [ -z "$created_user" ] || userdel "$created_user" >/dev/null 2>&1 || true
+    if ! $had_user && getent passwd "$name" > /dev/null; then
+        userdel "$name" >/dev/null 2>&1 || true
+        groupdel "$name" >/dev/null 2>&1 || true
+    fi
 }
 trap cleanup EXIT
 
@@ -82,7 +95,8 @@ dpkg-deb --info "$deb" > /dev/null
 contents=$(dpkg-deb --contents "$deb")
 for path in ./usr/bin/$name ./opt/$name/bin/$name ./opt/$name/runtime/bin/java ./opt/$name/lib/jvm.options \
         ./opt/$name/lib/aot-train ./usr/share/man/man1/$name.1.gz ./etc/$name/config.yaml.example \
-        ./lib/systemd/system/$name.service ./usr/share/doc/$name/copyright ./usr/share/doc/$name/sbom.cdx.json; do
+        ./lib/systemd/system/$name.service ./usr/share/doc/$name/copyright ./usr/share/doc/$name/sbom.cdx.json \
+        ./usr/share/doc/$name/changelog.gz ./usr/lib/sysusers.d/$name.conf; do
     grep -q " $path\( \|$\)" <<<"$contents" || fail "$path is not in the package"
 done
 grep -q '^ExecStartPre' <(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./lib/systemd/system/$name.service) \
@@ -103,7 +117,11 @@ echo "==> dpkg -i (version $version)"
 dpkg -i "$deb" > "$work/install.out"
 ok "installed: $(dpkg-query -W -f '${Package} ${Version}' "$name")"
 getent passwd "$name" > /dev/null || fail "the system user $name was not created"
-ok "system user $name"
+[ "$(getent passwd "$name" | cut -d: -f6,7)" = "/nonexistent:/usr/sbin/nologin" ] \
+    || fail "the system user is $(getent passwd "$name") (Debian's convention: home /nonexistent, shell nologin)"
+[ "$(id -u "$name")" -lt 1000 ] || fail "$name is not a system user (uid $(id -u "$name"))"
+[ "$(dpkg-deb -f "$deb" Architecture)" = "$(dpkg --print-architecture)" ] || fail "the package is not for this machine's architecture"
+ok "system user $name (uid $(id -u "$name"), home /nonexistent, no shell); Architecture $(dpkg-deb -f "$deb" Architecture)"
 [ "$(stat -c '%U:%G %a' /etc/$name)" = "root:$name 750" ] || fail "/etc/$name is $(stat -c '%U:%G %a' /etc/$name)"
 ok "/etc/$name is root:$name 0750"
 if [ -f /opt/$name/lib/$name.aot ]; then
@@ -255,8 +273,24 @@ if ! $real_systemd; then
     asked "deb-systemd-helper purge $unit" || fail "postrm did not purge the unit state: $(calls)"
     ok "maintainer scripts asked: $(calls)"
 fi
-getent passwd "$name" > /dev/null && fail "the system user $name is left after purge"
 [ ! -e /usr/bin/$name ] && [ ! -e /opt/$name ] || fail "files left after purge: $(ls -d /usr/bin/$name /opt/$name 2>/dev/null)"
 [ ! -e /etc/$name/config.yaml.example ] || fail "the conffile is left after purge"
-ok "purged: no package files, no system user (the administrator's own files in /etc/$name are theirs)"
+# What purge leaves (docs/deployment.md section 6): the system user and group, so that their ids are not handed
+# to the next system user, and the administrator's files in /etc/$name, readable by that group only.
+getent passwd "$name" > /dev/null || fail "purge deleted the system user $name (its ids would be reused)"
+getent group "$name" > /dev/null || fail "purge deleted the group $name (its GID would be reused)"
+left=$(cd / && find "etc/$name" -mindepth 1 | sort | tr '\n' ' ')
+[ "$left" = "etc/$name/config.yaml etc/$name/credential etc/$name/kubeconfig " ] \
+    || fail "purge left other than the administrator's files in /etc/$name: $left"
+ok "purged: no package files; left: the system user and group $name and the administrator's $left"
+# The next system user gets other ids, and reads nothing the package left.
+useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "$next_user"
+created_user=$next_user
+[ "$(id -g "$next_user")" != "$(getent group "$name" | cut -d: -f3)" ] || fail "$next_user got the GID of $name"
+for f in /etc/$name /etc/$name/config.yaml /etc/$name/credential /etc/$name/kubeconfig; do
+    if setpriv --reuid="$next_user" --regid="$next_user" --clear-groups sh -c "cat '$f' || ls '$f'" > /dev/null 2>&1; then
+        fail "a system user created after purge ($next_user) can read $f"
+    fi
+done
+ok "a system user created after purge ($next_user, gid $(id -g "$next_user")) reads nothing the package left"
 echo "test-deb: all checks passed"
