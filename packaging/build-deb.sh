@@ -3,7 +3,7 @@
 #   packaging/build-deb.sh IMAGE_DIR DEB_VERSION OUT_DIR
 # Layout: /opt/continuum-event-broker (the runtime image: bin, runtime, lib),
 # /usr/bin/continuum-event-broker (symlink), /usr/share/man/man1/continuum-event-broker.1.gz,
-# /etc/continuum-event-broker/config.yaml.example, /lib/systemd/system/continuum-event-broker.service,
+# /etc/continuum-event-broker/config.yaml.example, /usr/lib/systemd/system/continuum-event-broker.service,
 # /usr/share/doc/continuum-event-broker/{README.md,copyright,changelog.gz,sbom.cdx.json},
 # /usr/lib/sysusers.d/continuum-event-broker.conf. The maintainer scripts create the system user
 # continuum-event-broker and train the AOT cache for /opt/continuum-event-broker.
@@ -21,13 +21,26 @@ stage="$out/deb-root"
 rm -rf "$stage"
 prefix="$stage/opt/$name"
 mkdir -p "$prefix/lib" "$stage/usr/bin" "$stage/usr/share/man/man1" "$stage/etc/$name" \
-    "$stage/lib/systemd/system" "$stage/usr/share/doc/$name" "$stage/usr/lib/sysusers.d" "$stage/DEBIAN"
+    "$stage/usr/lib/systemd/system" "$stage/usr/share/doc/$name" "$stage/usr/lib/sysusers.d" "$stage/DEBIAN"
 cp -a "$image/bin" "$image/runtime" "$prefix/"
 cp -a "$image/lib/app" "$image/lib/jvm.options" "$image/lib/aot-train" "$prefix/lib/"
 ln -s "../../opt/$name/bin/$name" "$stage/usr/bin/$name"
 gzip -9n -c "$image/man/man1/$name.1" > "$stage/usr/share/man/man1/$name.1.gz"
-install -m 0644 "$image/etc/config.yaml.example" "$stage/etc/$name/config.yaml.example"
-install -m 0644 "$here/systemd/$name.service" "$stage/lib/systemd/system/$name.service"
+# The host's example differs from the container's in two places: /metrics and /statusz on loopback (the built-in
+# default 0.0.0.0:9464 is the container's, where a NetworkPolicy guards the port), and no credential setting
+# (the unit passes it, from LoadCredential=). Each substitution must have happened.
+sed -e 's|^# metrics_listen: 0\.0\.0\.0:9464$|# On a host: loopback only. To open it to a scraper, set the address to serve on (0.0.0.0:9464 for\
+# every interface) and limit who reaches the port (a firewall, IPAddressAllow= in a drop-in).\
+metrics_listen: 127.0.0.1:9464|' \
+    -e 's|^# credential_file: /var/run/secrets/continuum-event-broker/credential$|# On a host leave both unset: the unit passes /etc/continuum-event-broker/credential (root-only) as\
+# a systemd credential (LoadCredential=) and sets CONTINUUM_EVENT_BROKER_CREDENTIAL_FILE to it.|' \
+    -e '/^# credential_env: CONTINUUM_EVENT_BROKER_CREDENTIAL$/d' \
+    "$image/etc/config.yaml.example" > "$stage/etc/$name/config.yaml.example"
+chmod 0644 "$stage/etc/$name/config.yaml.example"
+grep -qx 'metrics_listen: 127.0.0.1:9464' "$stage/etc/$name/config.yaml.example" \
+    && ! grep -q '^# credential_\(file\|env\):' "$stage/etc/$name/config.yaml.example" \
+    || { echo "build-deb: the host example's metrics_listen or credential lines were not replaced" >&2; exit 1; }
+install -m 0644 "$here/systemd/$name.service" "$stage/usr/lib/systemd/system/$name.service"
 install -m 0644 "$image/README.md" "$stage/usr/share/doc/$name/README.md"
 # A native package's changelog (Debian's format); its newest entry must name the version being built.
 changelog_version=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' "$here/debian/changelog")

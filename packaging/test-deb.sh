@@ -46,6 +46,7 @@ ok() { echo "    ok: $*"; }
 fail() { echo "test-deb: FAILED: $*" >&2; exit 1; }
 work="$(mktemp -d)"
 service_pid=""
+notify_pid=""
 stop_service() {
     if $real_systemd; then systemctl stop "$unit" >/dev/null 2>&1 || true; return; fi
     if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
@@ -64,6 +65,7 @@ had_user=false
 getent passwd "$name" > /dev/null && had_user=true
 cleanup() {
     stop_service || true
+    [ -z "$notify_pid" ] || kill "$notify_pid" 2>/dev/null || true
     dpkg --purge "$name" >/dev/null 2>&1 || true
     rm -rf "/etc/$name" "$work"
     [ -z "$created_user" ] || userdel "$created_user" >/dev/null 2>&1 || true
@@ -80,7 +82,9 @@ if [ -n "${TEST_DEB_NAMESPACE:-}" ]; then
     mkdir -p /run/systemd/system
     mkdir -p "$work/shims"
     for tool in systemctl deb-systemd-invoke deb-systemd-helper; do
-        printf '#!/bin/sh\necho "%s $*" >> %s\nexit 0\n' "$tool" "$work/calls" > "$work/shims/$tool"
+        # exits 1 while the file fail-TOOL exists: a unit that fails to start
+        printf '#!/bin/sh\necho "%s $*" >> %s\n[ ! -e %s ] || exit 1\nexit 0\n' "$tool" "$work/calls" \
+            "$work/fail-$tool" > "$work/shims/$tool"
         chmod 0755 "$work/shims/$tool"
     done
     export PATH="$work/shims:$PATH"
@@ -95,11 +99,11 @@ dpkg-deb --info "$deb" > /dev/null
 contents=$(dpkg-deb --contents "$deb")
 for path in ./usr/bin/$name ./opt/$name/bin/$name ./opt/$name/runtime/bin/java ./opt/$name/lib/jvm.options \
         ./opt/$name/lib/aot-train ./usr/share/man/man1/$name.1.gz ./etc/$name/config.yaml.example \
-        ./lib/systemd/system/$name.service ./usr/share/doc/$name/copyright ./usr/share/doc/$name/sbom.cdx.json \
+        ./usr/lib/systemd/system/$name.service ./usr/share/doc/$name/copyright ./usr/share/doc/$name/sbom.cdx.json \
         ./usr/share/doc/$name/changelog.gz ./usr/lib/sysusers.d/$name.conf; do
     grep -q " $path\( \|$\)" <<<"$contents" || fail "$path is not in the package"
 done
-grep -q '^ExecStartPre' <(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./lib/systemd/system/$name.service) \
+grep -q '^ExecStartPre' <(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/lib/systemd/system/$name.service) \
     && fail "the unit has an ExecStartPre (RestartPreventExitStatus does not cover it: a bad config restarts forever)"
 ok "package metadata and contents (with the CycloneDX SBOM)"
 
@@ -143,7 +147,15 @@ if command -v man > /dev/null; then
     ok "man page renders"
 fi
 if command -v systemd-analyze > /dev/null; then
-    systemd-analyze verify /lib/systemd/system/$name.service 2>&1 | grep -v -e '^$' -e 'ConditionPathExists' | sed 's/^/    systemd-analyze: /' || true
+    # verify: any finding fails, but for the man page lookup of Documentation= (man-db's exit 16 here:
+    # systemd-analyze runs `man` without the page cache of a booted system).
+    findings=$(systemd-analyze verify /usr/lib/systemd/system/$unit 2>&1 | grep -v -e '^$' -e "Command 'man $name(1)' failed" || true)
+    [ -z "$findings" ] || fail "systemd-analyze verify: $findings"
+    exposure=$(systemd-analyze security --offline=true /usr/lib/systemd/system/$unit 2>&1 \
+        | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+    [ -n "$exposure" ] && awk "BEGIN { exit !($exposure <= 1.5) }" \
+        || fail "systemd-analyze security: exposure ${exposure:-unknown}, above 1.5 (docs/deployment.md section 6)"
+    ok "systemd-analyze verify clean; security --offline exposure $exposure (at most 1.5)"
 fi
 
 echo "==> the installed broker"
@@ -179,10 +191,11 @@ users: [{name: none, user: {token: none}}]
 contexts: [{name: none, context: {cluster: none, user: none, namespace: test-deb}}]
 current-context: none
 EOF
-chgrp "$name" /etc/$name/credential /etc/$name/kubeconfig
-chmod 0640 /etc/$name/credential /etc/$name/kubeconfig
+# Root-only: the unit hands them to the service as credentials (LoadCredential=).
+chmod 0600 /etc/$name/credential /etc/$name/kubeconfig
+grep -qx 'metrics_listen: 127.0.0.1:9464' /etc/$name/config.yaml.example \
+    || fail "the host example does not serve /metrics on loopback"
 { sed -e 's/^metrics_listen:.*//' /etc/$name/config.yaml.example
-  echo "credential_file: /etc/$name/credential"
   echo "kubernetes_namespace: test-deb"
   echo "metrics_listen: 127.0.0.1:0"; } > /etc/$name/config.yaml
 echo "# a local edit that an upgrade must keep" >> /etc/$name/config.yaml.example
@@ -194,10 +207,33 @@ start_service() {
         systemctl enable --now "$unit" >/dev/null
         return
     fi
-    # The unit's ExecStart as the unit's User/Group, with its Environment.
+    # The unit's ExecStart as the unit's User/Group, with its Environment= and LoadCredential= as systemd
+    # applies them: each credential copied by root into a directory of the service's own (%d), 0400.
     : > "$work/service.log"   # exists before service_port reads it
-    setpriv --reuid="$name" --regid="$name" --clear-groups env -u KUBERNETES_SERVICE_HOST \
-        KUBECONFIG=/etc/$name/kubeconfig \
+    # (under /run/systemd: this namespace's own tmpfs, so nothing of it reaches the host's /run)
+    local creds="/run/systemd/credentials/$unit" line spec env_args=()
+    rm -rf "$creds"
+    install -d -m 0755 /run/systemd/credentials
+    install -d -o "$name" -g "$name" -m 0500 "$creds"
+    while IFS= read -r line; do
+        case "$line" in
+            LoadCredential=*) spec=${line#LoadCredential=}
+                install -o "$name" -g "$name" -m 0400 "${spec#*:}" "$creds/${spec%%:*}" ;;
+            Environment=*) env_args+=("${line#Environment=}") ;;
+        esac
+    done < /usr/lib/systemd/system/$unit
+    env_args=("${env_args[@]//%d/$creds}")
+    # Type=notify: systemd's notification socket, played by a datagram listener that writes what it receives.
+    if [ -z "$notify_pid" ]; then
+        /usr/bin/python3 -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777)
+open(sys.argv[2], "w").close()
+while True:
+    with open(sys.argv[2], "a") as f: f.write(s.recv(4096).decode() + "\n")' /run/systemd/notify "$work/notified" &
+        notify_pid=$!
+    fi
+    env_args+=("NOTIFY_SOCKET=/run/systemd/notify")
+    setpriv --reuid="$name" --regid="$name" --clear-groups env -u KUBERNETES_SERVICE_HOST "${env_args[@]}" \
         /usr/bin/$name --config /etc/$name/config.yaml > "$work/service.log" 2>&1 &
     service_pid=$!
 }
@@ -222,10 +258,29 @@ if ! $real_systemd; then
     [ "$(ps -o user= -p "$service_pid")" = "$name" ] || fail "the service runs as $(ps -o user= -p "$service_pid")"
 fi
 ok "the service runs as $name and answers /healthz on port $port"
+if ! $real_systemd; then
+    for _ in $(seq 1 100); do grep -q '^STATUS=waiting' "$work/notified" 2>/dev/null && break; sleep 0.1; done
+    grep -qx 'STATUS=waiting for the first DynamoWorkerMetadata sync' "$work/notified" \
+        || fail "no sd_notify STATUS from the service: $(cat "$work/notified" 2>/dev/null)"
+    grep -q '^READY=1' "$work/notified" && fail "READY=1 before the first metadata sync (the API server is unreachable)"
+    grep -q 'WARNING' "$work/service.log" && fail "the service warned: $(grep WARNING "$work/service.log")"
+    ok "Type=notify: STATUS sent, no READY=1 while the API server is unreachable, no native-access warning"
+    setpriv --reuid="$name" --regid="$name" --clear-groups cat /etc/$name/credential > /dev/null 2>&1 \
+        && fail "the service user reads /etc/$name/credential itself (it must come in as a credential only)"
+    ok "the credential and kubeconfig came in as credentials (the service user cannot read /etc/$name/credential)"
+fi
 
 echo "==> dpkg -i (upgrade to $next)"
 : > "$work/calls"
-dpkg -i --force-confold "$work/next.deb" > "$work/upgrade.out"
+# The restart postinst asks for fails (as a unit that cannot start would): postinst says so on stderr.
+$real_systemd || touch "$work/fail-deb-systemd-invoke"
+dpkg -i --force-confold "$work/next.deb" > "$work/upgrade.out" 2> "$work/upgrade.err"
+rm -f "$work/fail-deb-systemd-invoke"
+if ! $real_systemd; then
+    grep -q "$unit failed to restart (status 1)" "$work/upgrade.err" \
+        || fail "postinst did not report the failed restart: $(cat "$work/upgrade.err")"
+    ok "postinst reports a restart that fails: $(grep -o "$unit failed to restart (status 1)" "$work/upgrade.err")"
+fi
 [ "$(dpkg-query -W -f '${Version}' "$name")" = "$next" ] || fail "the upgrade did not install $next"
 ok "upgraded to $next"
 [ "$(sha256sum < /etc/$name/config.yaml)" = "$config_sum" ] || fail "the upgrade changed /etc/$name/config.yaml"

@@ -29,6 +29,7 @@ import io.continuum.broker.app.runtime.BrokerRuntime;
 import io.continuum.broker.app.runtime.BrokerRuntimeFactory;
 import io.continuum.broker.app.runtime.IdleRuntime;
 import io.continuum.broker.app.runtime.ShutdownSignals;
+import io.continuum.broker.app.runtime.SystemdNotify;
 import io.continuum.broker.app.secrets.CaBundle;
 import io.continuum.broker.app.secrets.CaBundleException;
 import io.continuum.broker.app.secrets.CaBundleSource;
@@ -288,7 +289,19 @@ public final class Cli {
             if (signals != null) {
                 signals.started();
             }
-            Stop stop = awaitStop(wait, runtime.died());
+            Optional<SystemdNotify> notify = systemdNotify();
+            Thread readiness = notify.map(n -> Thread.ofVirtual().name("systemd-ready")
+                    .start(() -> notifyWhenReady(runtime, n))).orElse(null);
+            Stop stop;
+            try {
+                stop = awaitStop(wait, runtime.died());
+            } finally {
+                if (readiness != null) {
+                    readiness.interrupt();
+                }
+            }
+            notify.ifPresent(n -> notify(n, "STOPPING=1\nSTATUS=" + (stop instanceof Stop.Died
+                    ? "the session loop died; exiting " + EXIT_RUNTIME_DIED : "draining")));
             if (stop instanceof Stop.Died died) {
                 LOG.error("runtime_died").field("exit_code", EXIT_RUNTIME_DIED)
                         .field("problem", "the session loop ended by an unexpected error; exiting to be restarted")
@@ -307,6 +320,41 @@ public final class Cli {
         }
         LOG.info("stopped").log();
         return EXIT_OK;
+    }
+
+    /** The service manager's notifier when it asked for one ({@code Type=notify}); a bad address is logged. */
+    private Optional<SystemdNotify> systemdNotify() {
+        try {
+            return SystemdNotify.fromEnvironment(environment);
+        } catch (IllegalArgumentException e) {
+            LOG.warn("systemd_notify_failed").field("problem", e.getMessage()).log();
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Type=notify: READY=1 when {@code /readyz} would answer 200 (the first metadata sync), so that
+     * {@code systemctl start} returns when the broker can serve; until then a status line says what it waits for.
+     */
+    private static void notifyWhenReady(BrokerRuntime runtime, SystemdNotify n) {
+        notify(n, "STATUS=waiting for the first DynamoWorkerMetadata sync");
+        try {
+            while (!runtime.awaitReady(Duration.ofSeconds(1))) {
+                // an API server outage: keep waiting (never an exit), systemd shows the status above
+            }
+        } catch (InterruptedException e) {
+            return; // stopping before the first sync: STOPPING=1 follows
+        }
+        notify(n, "READY=1\nSTATUS=ready: the first DynamoWorkerMetadata sync is done");
+    }
+
+    private static void notify(SystemdNotify n, String state) {
+        try {
+            n.send(state);
+            LOG.info("systemd_notified").field("state", state.lines().findFirst().orElse(state)).log();
+        } catch (SystemdNotify.NotifyException e) {
+            LOG.warn("systemd_notify_failed").field("socket", n.socket()).field("problem", e.getMessage()).log();
+        }
     }
 
     /** Why the running broker stops: a shutdown request, or the runtime's death. */

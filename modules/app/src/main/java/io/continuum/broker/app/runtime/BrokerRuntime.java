@@ -45,6 +45,26 @@ public interface BrokerRuntime {
     void shutdown(Duration drainDeadline) throws InterruptedException;
 
     /**
+     * Waits until {@link #ready()} holds, at most {@code timeout}. By default it looks every 100 ms; a runtime that
+     * can be told overrides it.
+     *
+     * @param timeout longest wait
+     * @return whether it is ready
+     * @throws InterruptedException when interrupted
+     */
+    default boolean awaitReady(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!ready().getAsBoolean()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            Thread.sleep(Math.min(100, Math.max(1, left / 1_000_000)));
+        }
+        return true;
+    }
+
+    /**
      * Completes when the runtime cannot work any more (the relay's session loop ended by an unexpected error), so
      * that the shell exits and the process is restarted. Outages (router, credential, API server) never complete
      * it: they are retried. By default it never completes.

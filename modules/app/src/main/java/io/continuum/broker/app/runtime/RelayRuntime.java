@@ -113,6 +113,11 @@ public final class RelayRuntime implements BrokerRuntime {
     }
 
     @Override
+    public boolean awaitReady(Duration timeout) throws InterruptedException {
+        return metadata.awaitSynced(timeout);
+    }
+
+    @Override
     public CompletionStage<Throwable> died() {
         return broker.died();
     }

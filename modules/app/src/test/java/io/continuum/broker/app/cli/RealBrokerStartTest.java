@@ -13,11 +13,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.continuum.broker.app.runtime.NotifySocket;
 import io.continuum.broker.app.runtime.RelayRuntime;
+import io.continuum.broker.app.runtime.SystemdNotify;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
+import io.continuum.broker.testing.kube.Fault;
+import io.continuum.broker.testing.kube.RequestKind;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
@@ -149,6 +153,54 @@ class RealBrokerStartTest {
     void anApiServerThatIsDownNeverEndsTheProcess() throws Exception {
         writeConfig();
         ridesOut(Config.fromUrl("http://127.0.0.1:" + closedPort()), "event=metadata_watch_");
+    }
+
+    /**
+     * Issue 57 item 3: under systemd ({@code Type=notify}, {@code $NOTIFY_SOCKET} set) the broker says READY=1
+     * when {@code /readyz} would answer 200, after the first metadata sync and not before (the API server's first
+     * list hangs until released), with a status line meanwhile; and STOPPING=1 when SIGTERM starts the drain.
+     */
+    @Test
+    @Timeout(120)
+    void underSystemdReadyComesWithTheFirstSyncAndStoppingWithTheDrain() throws Exception {
+        writeConfig();
+        kube.inject(RequestKind.LIST, new Fault.Hang());
+        List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (NotifySocket manager = NotifySocket.bind(dir.resolve("notify"))) {
+            Cli.ShutdownWait wait = () -> {
+                String first = manager.receive(WAIT).orElseThrow(() -> new AssertionError("no notification"));
+                received.add(first);
+                kube.awaitRequest(r -> r.kind() == RequestKind.LIST, WAIT); // the hung first list: not synced
+                assertEquals("STATUS=waiting for the first DynamoWorkerMetadata sync", first);
+                assertEquals("503", readyz(), "not ready while the first list hangs");
+                kube.releaseHangs();
+                String ready = manager.receive(WAIT).orElseThrow(() -> new AssertionError("no READY=1"));
+                received.add(ready);
+                assertEquals("200", readyz(), "READY=1 comes when /readyz answers 200");
+                return 15;
+            };
+            int status = cli(Map.of(SystemdNotify.SOCKET_VARIABLE, manager.address()), apiClient, wait)
+                    .run("--config", config.toString());
+            assertEquals(0, status, log());
+            received.add(manager.receive(WAIT).orElseThrow(() -> new AssertionError("no STOPPING=1")));
+        }
+        assertEquals(List.of("STATUS=waiting for the first DynamoWorkerMetadata sync",
+                "READY=1\nSTATUS=ready: the first DynamoWorkerMetadata sync is done",
+                "STOPPING=1\nSTATUS=draining"), received, log());
+        assertTrue(log().contains("event=systemd_notified state=\"READY=1\""), log());
+    }
+
+    private String readyz() throws InterruptedException {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("event=started metrics_port=(\\d+)").matcher(log());
+        assertTrue(m.find(), log());
+        try {
+            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + m.group(1)
+                            + "/readyz")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            return Integer.toString(r.statusCode());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static int closedPort() throws IOException {
