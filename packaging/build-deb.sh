@@ -24,7 +24,13 @@ mkdir -p "$prefix/lib" "$stage/usr/bin" "$stage/usr/share/man/man1" "$stage/etc/
     "$stage/usr/lib/systemd/system" "$stage/usr/share/doc/$name" "$stage/usr/lib/sysusers.d" "$stage/DEBIAN"
 cp -a "$image/bin" "$image/runtime" "$prefix/"
 cp -a "$image/lib/app" "$image/lib/jvm.options" "$image/lib/aot-train" "$prefix/lib/"
-ln -s "../../opt/$name/bin/$name" "$stage/usr/bin/$name"
+# Absolute: a link from one top-level directory into another (Debian policy 10.5).
+ln -s "/opt/$name/bin/$name" "$stage/usr/bin/$name"
+# As Debian ships files: no write-protected ones (jlink makes runtime/legal read-only), and native code without
+# its symbol tables (the JDK's libraries, 30 MiB of them; stack traces of Java code keep their line numbers).
+find "$prefix" -type f -perm 0444 -exec chmod 0644 {} +
+find "$prefix/runtime" -type f \( -name '*.so' -o -path '*/bin/*' -o -name jspawnhelper -o -name jexec \) \
+    -exec sh -c 'for f; do case "$(head -c 4 "$f" | od -An -c | tr -d " ")" in *ELF*) strip --strip-unneeded "$f" ;; esac; done' sh {} +
 gzip -9n -c "$image/man/man1/$name.1" > "$stage/usr/share/man/man1/$name.1.gz"
 # The host's example differs from the container's in two places: /metrics and /statusz on loopback (the built-in
 # default 0.0.0.0:9464 is the container's, where a NetworkPolicy guards the port), and no credential setting
@@ -47,6 +53,8 @@ changelog_version=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' "$here/debian/changelo
 [ "$changelog_version" = "$deb_version" ] || { echo "build-deb: packaging/debian/changelog's newest entry is $changelog_version, the package is $deb_version: add an entry" >&2; exit 1; }
 gzip -9n -c "$here/debian/changelog" > "$stage/usr/share/doc/$name/changelog.gz"
 install -m 0644 "$here/debian/sysusers.conf" "$stage/usr/lib/sysusers.d/$name.conf"
+install -d "$stage/usr/share/lintian/overrides"
+install -m 0644 "$here/debian/lintian-overrides" "$stage/usr/share/lintian/overrides/$name"
 # Debian's machine-readable copyright file: the broker's Apache-2.0 license and those of the bundled
 # runtime and jars (the full Apache text is /usr/share/common-licenses/Apache-2.0 on every Debian system).
 install -m 0644 "$here/debian/copyright" "$stage/usr/share/doc/$name/copyright"

@@ -11,9 +11,12 @@
 # 3. a smoke test of that image (--version, --check-config, /healthz, /readyz, /metrics served
 #    as Prometheus text by the Micrometer provider),
 # 4. the AOT cache for the image in place (skipped with --no-aot; used for docs/benchmarks.md),
-# 5. target/packaging/continuum-event-broker-VERSION-linux-x64.tar.gz (without the AOT cache,
-#    which is only valid in the directory it was trained in; run lib/aot-train after unpacking),
-#    with LICENSE (Apache-2.0), README.md, the man page and the example config,
+# 5. target/packaging/continuum-event-broker-VERSION-linux-ARCH.tar.gz (ARCH: the build JDK's, x64 or
+#    aarch64; without the AOT cache, which is only valid in the directory it was trained in; run
+#    lib/aot-train after unpacking), with LICENSE (Apache-2.0), README.md, the man page and the example
+#    config, and target/packaging/continuum-event-broker-VERSION-portable.tar.gz: the same application
+#    without a runtime, for any Linux architecture, run by a JDK 25 found on the host (smoke-tested here
+#    with this machine's JDK),
 # 6. target/packaging/continuum-event-broker_DEBVERSION_ARCH.deb (dpkg-deb, this machine's architecture; its copyright file is
 #    packaging/debian/copyright, Debian's machine-readable format),
 # 7. the CycloneDX SBOM (modules/app/target/bom.json from org.cyclonedx:cyclonedx-maven-plugin, plus
@@ -150,12 +153,42 @@ say "smoke test of the runtime image"
 "$here/check-dockerfile.sh" "$image"
 
 # --- release archive (no AOT cache: it is bound to the directory it was trained in) -----------
-tarball="$out/$name-$version-linux-x64.tar.gz"
+# The runtime inside is the build JDK's: name the archive after its architecture (the JDK's own names).
+case "$(uname -m)" in x86_64) jdk_arch=x64 ;; aarch64|arm64) jdk_arch=aarch64 ;; *) jdk_arch="$(uname -m)" ;; esac
+tarball="$out/$name-$version-linux-$jdk_arch.tar.gz"
 say "archive ${tarball#"$root"/}"
 tar -C "$out" --owner=0 --group=0 --numeric-owner --sort=name \
     --exclude='*.aot' --exclude='*.aot.root' -czf "$tarball" "$(basename "$image")"
 tar -tzf "$tarball" | grep -x "$(basename "$image")/LICENSE" > /dev/null || die "the archive lacks LICENSE"
 tar -tzf "$tarball" | grep -x "$(basename "$image")/sbom.cdx.json" > /dev/null || die "the archive lacks sbom.cdx.json"
+
+# --- portable archive: no runtime, every jar, any architecture with a JDK 25 ---------------------
+portable="$out/portable/$name-$version"
+say "portable archive (the application for a JDK 25 on the host, any architecture)"
+mkdir -p "$portable/bin" "$portable/lib/app" "$portable/man/man1" "$portable/etc"
+cp "$app_jar" "$app_target"/lib/*.jar "$portable/lib/app/"
+install -m 0644 "$here/jvm.options" "$portable/lib/jvm.options"
+install -m 0755 "$here/launcher-portable.sh" "$portable/bin/$name"
+install -m 0644 "$here/$name.1" "$portable/man/man1/$name.1"
+install -m 0644 "$root/etc/config.event-broker.yaml.example" "$portable/etc/config.yaml.example"
+install -m 0644 "$root/README.md" "$root/LICENSE" "$portable/"
+install -m 0644 "$app_target/bom.json" "$portable/sbom.cdx.json"
+printf '%s\n' "$version" > "$portable/VERSION"
+portable_tarball="$out/$name-$version-portable.tar.gz"
+tar -C "$out/portable" --owner=0 --group=0 --numeric-owner --sort=name -czf "$portable_tarball" "$name-$version"
+rm -rf "$out/portable"
+# The test of the archive as a user runs it: unpacked elsewhere, with this machine's JDK 25 (JAVA_HOME).
+unpacked="$(mktemp -d)"
+tar -C "$unpacked" -xzf "$portable_tarball"
+"$here/smoke-test.sh" "$unpacked/$name-$version/bin/$name"
+# An older Java is refused with a clear message and exit 3 (a stand-in that reports Java 21).
+printf '#!/bin/sh\necho "    java.specification.version = 21" >&2\n' > "$unpacked/java21" && chmod +x "$unpacked/java21"
+status=0
+refusal=$(CONTINUUM_EVENT_BROKER_JAVA="$unpacked/java21" "$unpacked/$name-$version/bin/$name" --version 2>&1) || status=$?
+[ "$status" = 3 ] && grep -q 'Java 25 or later is needed' <<<"$refusal" \
+    || die "the portable launcher did not refuse Java 21 (exit $status): $refusal"
+echo "    ok: the portable launcher refuses Java 21: $refusal"
+rm -rf "$unpacked"
 
 # --- Debian package ---------------------------------------------------------------------------
 say "Debian package"
@@ -170,6 +203,8 @@ fi
 say "done"
 printf '    runtime image  %s (%s; JRE %s)\n' "${image#"$root"/}" "$(du -sh "$image" | cut -f1)" "$(du -sh "$image/runtime" | cut -f1)"
 printf '    archive        %s (%s)\n' "${tarball#"$root"/}" "$(du -h "$tarball" | cut -f1)"
+printf '    portable       %s (%s; any architecture, JDK 25 on the host)\n' "${portable_tarball#"$root"/}" \
+    "$(du -h "$portable_tarball" | cut -f1)"
 printf '    SBOM           %s (CycloneDX; also inside the image, the archive and the .deb)\n' "target/packaging/$name-$version.cdx.json"
 for deb in "$out"/*.deb; do
     printf '    deb            %s (%s)\n' "${deb#"$root"/}" "$(du -h "$deb" | cut -f1)"

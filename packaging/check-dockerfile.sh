@@ -44,6 +44,11 @@ done < <(grep -E '^FROM ' "$dockerfile")
 for arg in JDK_IMAGE BASE_IMAGE RUNTIME_IMAGE SOURCE; do
     grep -q "^ARG $arg=" "$dockerfile" || { echo "check-dockerfile: no ARG $arg with a default" >&2; status=1; }
 done
+# Nothing fixed to one architecture: the archive is chosen by TARGETARCH, no platform is pinned.
+if grep -n -E 'linux-x64|amd64\.|--platform=linux/' "$dockerfile" | grep -v '^[0-9]*:#' | grep -v 'amd64) arch=x64' >&2; then
+    echo "check-dockerfile: the lines above fix an architecture (use TARGETARCH)" >&2; status=1
+fi
+grep -q '^ARG TARGETARCH' "$dockerfile" || { echo "check-dockerfile: no ARG TARGETARCH (the archive of the target platform)" >&2; status=1; }
 grep -q 'packaging/build.sh' "$dockerfile" || { echo "check-dockerfile: no stage builds from source (packaging/build.sh)" >&2; status=1; }
 [ -f "$image/sbom.cdx.json" ] || { echo "check-dockerfile: the runtime image has no sbom.cdx.json" >&2; status=1; }
 [ "$status" -eq 0 ] && echo "    ok: packaging/Dockerfile matches the runtime image layout"

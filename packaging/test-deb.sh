@@ -106,6 +106,14 @@ done
 grep -q '^ExecStartPre' <(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/lib/systemd/system/$name.service) \
     && fail "the unit has an ExecStartPre (RestartPreventExitStatus does not cover it: a bad config restarts forever)"
 ok "package metadata and contents (with the CycloneDX SBOM)"
+if command -v lintian > /dev/null; then
+    # Every error and warning fails, but for the overrides the package carries, each with its reason.
+    findings=$(lintian --tag-display-limit 0 "$deb" 2>/dev/null | grep -E '^[EW]: ' || true)
+    [ -z "$findings" ] || fail "lintian: $findings"
+    ok "lintian: no error or warning beyond the explained overrides (packaging/debian/lintian-overrides)"
+else
+    echo "    note: lintian is not installed (apt-get install lintian): its check is skipped"
+fi
 
 # N+1: the same package with a higher version.
 version=$(dpkg-deb -f "$deb" Version)
