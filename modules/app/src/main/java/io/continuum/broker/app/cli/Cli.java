@@ -298,6 +298,7 @@ public final class Cli {
             } finally {
                 if (readiness != null) {
                     readiness.interrupt();
+                    readiness.join(); // a READY=1 under way goes before STOPPING=1, never after it
                 }
             }
             notify.ifPresent(n -> notify(n, "STOPPING=1\nSTATUS=" + (stop instanceof Stop.Died
