@@ -249,12 +249,17 @@ def self_test(text, verbose=False):
             "monitor without the group and node labels": lambda d: [e.pop("relabelings", None) for x in d
                                                      if x.get("kind") in ("ServiceMonitor", "PodMonitor")
                                                      for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")],
+            "scraped twice (annotations and a monitor)": lambda d: [
+                dep["spec"]["template"]["metadata"].setdefault("annotations", {}).__setitem__("prometheus.io/scrape", "true")
+                for dep in deployments(d)],
             "monitor expecting one identity more": lambda d: [r.__setitem__("replacement", str(int(r["replacement"]) + 1))
                                                      for x in d if x.get("kind") in ("ServiceMonitor", "PodMonitor")
                                                      for e in x["spec"].get("endpoints") or x["spec"].get("podMetricsEndpoints")
                                                      for r in e.get("relabelings") or []
                                                      if r.get("targetLabel") == "expected_identities"],
         })
+        if len(deployments(base)) == 1:
+            del mutations["monitor selecting one identity"]  # its one identity is every identity
     def bus_port(docs):
         for cm in docs:
             if cm.get("kind") == "ConfigMap":
@@ -867,6 +872,12 @@ def main(argv):
             if matched != set(names):
                 bad(f"{mname}: selector {compact(msel)} reaches {sorted(matched) if matched else 'no broker Pod'}, "
                     f"not every identity {names}")
+            # A Pod a monitor scrapes and the annotations announce too is scraped twice: every series doubled,
+            # every sum and count of the alerts twice what runs.
+            for q in group:
+                if q["name"] in matched and str(q["annotations"].get("prometheus.io/scrape")).lower() == "true":
+                    bad(f"{mname} scrapes {q['name']}, whose Pods also carry prometheus.io/scrape: \"true\": "
+                        "scraped twice (drop the annotations where a monitor scrapes)")
             for port in ports:
                 if port not in known:
                     bad(f"{mname}: endpoint port {port!r} is not a port name of what it selects ({sorted(k for k in known if k)})")

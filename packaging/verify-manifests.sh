@@ -148,6 +148,9 @@ topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
         printf '%s\n' "$rvalues" > "$tmp/values/$rname.yaml"
     done
     cp "$chart"/ci/*-values.yaml "$tmp/values/"
+    # The chart's own rendition of the alerts, for packaging/chart-rules-test.yaml: a PodMonitor and the rules.
+    { cat "$chart/ci/single-values.yaml"; printf 'podMonitor: {enabled: true}\nprometheusRule: {enabled: true}\n'; } \
+        > "$tmp/values/chart-rules.yaml"
     # single-values plus a second identity: the first identity's Pod template must not change.
     { cat "$chart/ci/single-values.yaml"
       printf 'identities:\n  - {clientId: broker-a, credentialSecret: continuum-event-broker-credential-a}\n'
@@ -227,6 +230,20 @@ print(f"  ok   helm: a chart version bump alone leaves all {count} Pod templates
       " as they are")
 EOF
     then pass; else failcount; fi
+    # The chart's PrometheusRule under promtool: its absent() asks for the release's group and namespace.
+    if command -v promtool >/dev/null 2>&1 && [ -f "$tmp/helm/chart-rules.yaml" ]; then
+        mkdir -p "$tmp/chart-rules"
+        cp "$here/chart-rules-test.yaml" "$tmp/chart-rules/test.yaml"
+        "$python" -c 'import sys, yaml
+rule = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "PrometheusRule")
+yaml.safe_dump({"groups": rule["spec"]["groups"]}, open(sys.argv[2], "w"), sort_keys=False)' \
+            "$tmp/helm/chart-rules.yaml" "$tmp/chart-rules/prometheus-rules.yaml"
+        if promtool test rules "$tmp/chart-rules/test.yaml" > "$tmp/p.out" 2>&1; then
+            echo "  ok   promtool test rules: the chart's PrometheusRule (packaging/chart-rules-test.yaml)"; pass
+        else
+            echo "  FAIL promtool test rules on the chart's PrometheusRule: $(cat "$tmp/p.out")"; failcount
+        fi
+    fi
     # Tuning without forking (ci/tuning-values.yaml): each value shows in the render.
     if [ -f "$tmp/helm/tuning-values.yaml" ]; then
         if "$python" "$here/check_helm_tuning.py" < "$tmp/helm/tuning-values.yaml"; then pass; else failcount; fi
