@@ -169,6 +169,10 @@ def self_test(text, verbose=False):
         "credential in env": lambda d: container(d).setdefault("env", []).append(
             {"name": "CONTINUUM_EVENT_BROKER_CREDENTIAL", "valueFrom": {"secretKeyRef": {"name": "x", "key": "y"}}}),
         "no limits": lambda d: container(d)["resources"].pop("limits"),
+        "no allowed_cidrs": lambda d: [cm["data"].__setitem__(k, yaml.safe_dump(
+            {x: y for x, y in (yaml.safe_load(v) or {}).items() if x != "allowed_cidrs"}))
+            for cm in d if cm.get("kind") == "ConfigMap" for k, v in (cm.get("data") or {}).items()
+            if isinstance(yaml.safe_load(v), dict) and "client_id" in yaml.safe_load(v)],
         "memory request below the limit": lambda d: container(d)["resources"]["requests"].__setitem__("memory", "128Mi"),
         "allow-all egress": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append({}),
         "port-only rule beyond the API server": lambda d: first(d, "NetworkPolicy")["spec"]["egress"].append(
@@ -643,6 +647,11 @@ def main(argv):
         if config is None:
             bad(f"{where}: no rendered ConfigMap provides {config_path}")
             continue
+        # No permissive dial default (R-SEC, the seeds): without allowed_cidrs the broker dials any address
+        # outside the special ranges that metadata names, the API server and the nodes included.
+        if not config.get("allowed_cidrs"):
+            bad(f"{where}: config has no allowed_cidrs: the broker would dial any address outside the special "
+                "ranges (set it to the cluster's Pod CIDR, docs/deployment.md)")
         drain = duration_seconds(config.get("drain_deadline", "25s"))
         grace = pod.get("terminationGracePeriodSeconds", 30)
         if not grace > drain:

@@ -118,36 +118,42 @@ if ls "$deps"/linux-amd64-*.jar >/dev/null 2>&1; then
     mkdir -p "$tmp/values"
     np='networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], podCidrs: [10.244.0.0/16]}'
     refusals=(
-        "refuse-short-grace|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], drainDeadline: 45s}
+        "refuse-short-grace|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], drainDeadline: 45s}
 $np|must exceed config.drainDeadline"
-        "refuse-duplicate-identity|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+        "refuse-duplicate-identity|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 identities: [{clientId: broker-a, credentialSecret: a}, {clientId: broker-a, credentialSecret: b}]
 $np|listed twice"
-        "refuse-plaintext|config: {busUrl: \"http://router.example.com:8080\", dynamoNamespaces: [dynamo]}
+        "refuse-plaintext|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"http://router.example.com:8080\", dynamoNamespaces: [dynamo]}
 $np|must be https://"
-        "refuse-networkpolicy-without-addresses|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}|networkPolicy.enabled needs networkPolicy.routerCidrs"
-        "refuse-networkpolicy-without-api-server|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+        "refuse-networkpolicy-without-addresses|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}|networkPolicy.enabled needs networkPolicy.routerCidrs"
+        "refuse-networkpolicy-without-api-server|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {routerCidrs: [203.0.113.20/32], podCidrs: [10.244.0.0/16]}|a way to the API server"
-        "refuse-router-port-not-bus-url|config: {busUrl: \"https://router.example.com\", dynamoNamespaces: [dynamo]}
+        "refuse-router-port-not-bus-url|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com\", dynamoNamespaces: [dynamo]}
 networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], routerPort: 8443}|differs from the port of config.busUrl"
-        "refuse-networkpolicy-without-publishers|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+        "refuse-networkpolicy-without-publishers|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {apiServerCidrs: [192.0.2.1/32], routerCidrs: [203.0.113.20/32], publisherNamespaces: false}|a way to the publishers"
-        "refuse-unknown-alert|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+        "refuse-unknown-alert|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {enabled: false}
 prometheusRule: {enabled: true, rules: {ContinuumEventBrokerNoSuchAlert: {for: 1m}}}|no such alert"
-        "refuse-unknown-key|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+        "refuse-unknown-key|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {enabled: false, routerCIDRs: [203.0.113.20/32]}|additional properties 'routerCIDRs' not allowed"
-        "refuse-wrong-type|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], metricsPort: \"9464\"}
+        "refuse-wrong-type|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo], metricsPort: \"9464\"}
 networkPolicy: {enabled: false}|metricsPort"
-        "refuse-unknown-spread|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+        "refuse-unknown-spread|config: {allowedCidrs: [10.244.0.0/16], busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
 networkPolicy: {enabled: false}
 topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
+        "refuse-no-allowed-cidrs|config: {busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+$np|config.allowedCidrs is required"
+        "refuse-allowed-cidrs-and-any-address|config: {allowedCidrs: [10.244.0.0/16], dialAnyAddress: true, busUrl: \"https://router.example.com:8443\", dynamoNamespaces: [dynamo]}
+$np|contradict each other"
     )
     for r in "${refusals[@]}"; do
         IFS='|' read -r -d '' rname rvalues _ <<<"$r" || true
         printf '%s\n' "$rvalues" > "$tmp/values/$rname.yaml"
     done
     cp "$chart"/ci/*-values.yaml "$tmp/values/"
+    printf 'config: {dialAnyAddress: true, busUrl: "https://router.example.com:8443", dynamoNamespaces: [dynamo]}\n%s\n' "$np" \
+        > "$tmp/values/dial-any-address.yaml"
     # The chart's own rendition of the alerts, for packaging/chart-rules-test.yaml: a PodMonitor and the rules.
     { cat "$chart/ci/single-values.yaml"; printf 'podMonitor: {enabled: true}\nprometheusRule: {enabled: true}\n'; } \
         > "$tmp/values/chart-rules.yaml"
@@ -185,6 +191,12 @@ topologySpread: {whenUnsatisfiable: Sometimes}|whenUnsatisfiable"
             echo "  FAIL helm $rname: refused, but not with '$expected': $(head -c 400 "$tmp/helm/$rname.err")"; failcount
         fi
     done
+    # No allowedCidrs is rendered only when said explicitly (config.dialAnyAddress=true): no allowed_cidrs then.
+    if [ -f "$tmp/helm/dial-any-address.yaml" ] && ! grep -q 'allowed_cidrs' "$tmp/helm/dial-any-address.yaml"; then
+        echo "  ok   helm dial-any-address: renders without allowed_cidrs, as config.dialAnyAddress=true asks"; pass
+    else
+        echo "  FAIL helm dial-any-address: $(cat "$tmp/helm/dial-any-address.err" 2>/dev/null || echo 'rendered allowed_cidrs')"; failcount
+    fi
     # Adding the second identity leaves the first's Pod template as it is (docs/deployment.md 5.1): the
     # spread is rendered with one identity too, and nothing else in it depends on how many there are.
     if [ -f "$tmp/helm/single-values.yaml" ] && [ -f "$tmp/helm/second-identity.yaml" ]; then

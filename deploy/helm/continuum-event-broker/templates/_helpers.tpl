@@ -95,6 +95,12 @@ app.kubernetes.io/instance: {{ include "ceb.identityName" . }}
 {{- if not .Values.config.busUrl -}}{{- fail "config.busUrl is required (https://host[:port])" -}}{{- end -}}
 {{- if not (hasPrefix "https://" .Values.config.busUrl) -}}{{- fail "config.busUrl must be https:// (R-SEC-13)" -}}{{- end -}}
 {{- if not .Values.config.dynamoNamespaces -}}{{- fail "config.dynamoNamespaces is required" -}}{{- end -}}
+{{- if and (not .Values.config.allowedCidrs) (not .Values.config.dialAnyAddress) -}}
+{{- fail "config.allowedCidrs is required: the cluster's Pod CIDR (for example [10.244.0.0/16]; docs/deployment.md, \"The Pod CIDR\"), the only addresses the broker may dial. To let it dial any address outside the special ranges instead (the API server and the nodes included), set config.dialAnyAddress=true." -}}
+{{- end -}}
+{{- if and .Values.config.allowedCidrs .Values.config.dialAnyAddress -}}
+{{- fail "config.dialAnyAddress=true and config.allowedCidrs contradict each other: set one" -}}
+{{- end -}}
 {{- if not .Values.identities -}}{{- fail "identities: at least one broker identity is required" -}}{{- end -}}
 {{- $seen := dict -}}
 {{- range .Values.identities -}}
