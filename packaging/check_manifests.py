@@ -282,6 +282,13 @@ def self_test(text, verbose=False):
                         p["port"] = 9
 
     mutations["router port not bus_url's"] = router_port_moved
+    # A namespace the brokers watch besides their own, with its Role and RoleBinding forgotten.
+    own_namespaces = {(dep.get("metadata") or {}).get("namespace") for dep in deployments(base)}
+    if any(x.get("kind") == "RoleBinding" and (x.get("metadata") or {}).get("namespace") not in own_namespaces
+           for x in base):
+        mutations["a watched namespace without its Role"] = lambda d: [
+            d.remove(x) for x in [x for x in d if x.get("kind") in ("Role", "RoleBinding")
+                                  and (x.get("metadata") or {}).get("namespace") not in own_namespaces]]
     mutations["no spread"] = lambda d: [dep["spec"]["template"]["spec"].pop("topologySpreadConstraints", None)
                                         for dep in deployments(d)]
     mutations["a name over 63 characters"] = lambda d: first(d, "Service")["metadata"].__setitem__("name", "s" * 64)

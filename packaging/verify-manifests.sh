@@ -105,6 +105,28 @@ else
     echo "  FAIL kustomize monitoring/production: $(cat "$tmp/k.err")"; failcount
 fi
 
+# Watching one more namespace is one step for the Role (overlays/production/watch-namespace): on a copy,
+# gpu-serving-eval goes into both configs' watch_namespaces and the NetworkPolicy. Without the step the
+# checker must fail it (no Role there); with its two-line directory listed, it must pass.
+cp -r "$kdir" "$tmp/kcopy"
+prod="$tmp/kcopy/overlays/production"
+sed -i 's/^  - gpu-serving-batch$/  - gpu-serving-batch\n  - gpu-serving-eval/' "$prod"/broker-a/config.yaml "$prod"/broker-b/config.yaml
+sed -i 's/values: \["gpu-serving", "gpu-serving-batch"\]/values: ["gpu-serving", "gpu-serving-batch", "gpu-serving-eval"]/' \
+    "$prod"/common/networkpolicy-patch.yaml
+if kubectl kustomize "$prod" > "$tmp/eval.yaml" 2> "$tmp/k.err" \
+        && ! check --identities 2 --require-namespace "eval without its step" < "$tmp/eval.yaml" > "$tmp/eval.out" \
+        && grep -q "watch namespace gpu-serving-eval has no Role" "$tmp/eval.out"; then
+    mkdir "$prod/watch-gpu-serving-eval"
+    printf 'namespace: gpu-serving-eval\nresources: [../watch-namespace]\n' > "$prod/watch-gpu-serving-eval/kustomization.yaml"
+    sed -i 's/^  - watch-gpu-serving-batch$/  - watch-gpu-serving-batch\n  - watch-gpu-serving-eval/' "$prod/kustomization.yaml"
+    if kubectl kustomize "$prod" > "$tmp/eval.yaml" 2> "$tmp/k.err" \
+            && check --identities 2 --require-namespace "kustomize overlays/production + a watched namespace in one step" \
+                < "$tmp/eval.yaml"; then pass; else echo "  FAIL the one step: $(cat "$tmp/k.err")"; failcount; fi
+else
+    echo "  FAIL a watched namespace without its Role was not refused: $(cat "$tmp/k.err" "$tmp/eval.out" 2>/dev/null | head -5)"
+    failcount
+fi
+
 # --- Helm -------------------------------------------------------------------------------------
 echo "==> Helm chart (helm-java: Helm's template engine from Maven Central)"
 deps="$here/helm-render/target/dependency"
