@@ -28,10 +28,10 @@ esac
 
 # target -> module, test class, inputs directory (relative to the module)
 declare -A module=([reader]=h2 [decoder]=bus-protocol [roundtrip]=bus-protocol [metadata]=metadata [config]=app)
-declare -A class=([reader]=FrameReaderFuzzTest [decoder]=FrameDecoderFuzzTest [roundtrip]=FrameRoundTripFuzzTest
+declare -A class=([reader]=Http2ReaderFuzzTest [decoder]=FrameDecoderFuzzTest [roundtrip]=FrameRoundTripFuzzTest
                   [metadata]=MetadataParserFuzzTest [config]=ConfigLoaderFuzzTest)
 declare -A inputs=(
-    [reader]=src/test/resources/io/continuum/broker/h2/FrameReaderFuzzTestInputs/reader
+    [reader]=src/test/resources/io/continuum/broker/h2/Http2ReaderFuzzTestInputs/reader
     [decoder]=src/test/resources/io/continuum/broker/protocol/FrameDecoderFuzzTestInputs/decoder
     [roundtrip]=src/test/resources/io/continuum/broker/protocol/FrameRoundTripFuzzTestInputs/roundTrip
     [metadata]=src/test/resources/io/continuum/broker/metadata/internal/MetadataParserFuzzTestInputs/metadata

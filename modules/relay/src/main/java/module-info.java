@@ -6,12 +6,10 @@ module io.continuum.broker.relay {
     requires transitive io.continuum.broker.protocol;
     requires transitive io.continuum.broker.metadata;
     requires io.continuum.broker.h2;
-    requires io.helidon.http.http2; // error codes, as the frame codec reports them
     requires io.continuum.broker.event;
     // TCP keepalive idle/interval/count on publisher sockets (looked up by name in SocketSettings).
     requires jdk.net;
 
     exports io.continuum.broker.relay;
     exports io.continuum.broker.relay.api;
-    exports io.continuum.broker.relay.net;
 }

@@ -31,10 +31,10 @@ import io.continuum.broker.metadata.Advertisement;
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.relay.EventBroker;
+import io.continuum.broker.relay.api.Cidr;
+import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics;
-import io.continuum.broker.relay.api.Credential;
-import io.continuum.broker.relay.net.Cidr;
 
 /**
  * The broker alone in its own JVM, so the harness measures its heap, RSS and CPU honestly. Driven over

@@ -27,11 +27,13 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.FrameHandler;
-import io.continuum.broker.h2.FrameReader;
-import io.continuum.broker.h2.FrameWriter;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.h2.Http2Error;
+import io.continuum.broker.h2.Http2Reader;
+import io.continuum.broker.h2.Http2Writer;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.FrameDecoder;
@@ -392,8 +394,8 @@ public final class LeanRouter {
     /** The broker's connection, read and written with the project's frame codec. */
     private final class Conn implements FrameHandler {
         final SSLSocket socket;
-        final FrameReader reader;
-        final FrameWriter writer;
+        final Http2Reader reader;
+        final Http2Writer writer;
         final FrameDecoder<Frame> decoder = FrameDecoder.forClientFrames();
         volatile int sessionStream;
         volatile boolean welcomed; // no heartbeat may precede the welcome
@@ -404,17 +406,17 @@ public final class LeanRouter {
             socket.setTcpNoDelay(true);
             socket.startHandshake();
             try {
-                FrameReader.readClientPreface(socket.getInputStream());
+                Http2Reader.readClientPreface(socket.getInputStream());
             } catch (Http2Error e) {
                 throw new IOException(e);
             }
-            reader = new FrameReader(socket.getInputStream(), this);
-            reader.maxFrameSize(Math.max(MAX_FRAME, FrameReader.DEFAULT_MAX_FRAME_SIZE));
-            writer = new FrameWriter(socket.getOutputStream());
+            reader = new Http2Reader(socket.getInputStream(), this);
+            reader.maxFrameSize(Math.max(MAX_FRAME, Http2Reader.DEFAULT_MAX_FRAME_SIZE));
+            writer = new Http2Writer(socket.getOutputStream());
             Map<Integer, Long> settings = new LinkedHashMap<>();
-            settings.put(0x4, (long) STREAM_WINDOW); // INITIAL_WINDOW_SIZE
-            settings.put(0x5, (long) MAX_FRAME);     // MAX_FRAME_SIZE
-            settings.put(0x3, 8_192L);               // MAX_CONCURRENT_STREAMS
+            settings.put(Http2.SETTINGS_INITIAL_WINDOW_SIZE, (long) STREAM_WINDOW);
+            settings.put(Http2.SETTINGS_MAX_FRAME_SIZE, (long) MAX_FRAME);
+            settings.put(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 8_192L);
             writer.settings(settings);
             writer.windowUpdate(0, CONNECTION_WINDOW - 65_535);
             writer.flush();
@@ -465,14 +467,14 @@ public final class LeanRouter {
                 } else if (path != null && path.startsWith("/bus/v1/streams/")) {
                     Downstream b = byBusId.get(Long.parseLong(path.substring("/bus/v1/streams/".length())));
                     if (b == null) {
-                        sendReset(stream, 0x8); // CANCEL
+                        sendReset(stream, ErrorCode.CANCEL.code());
                         return;
                     }
                     byH2Stream.put(stream, b);
                     b.opened(this, stream);
                 } else {
                     log("unexpected request " + path);
-                    sendReset(stream, 0x7); // REFUSED_STREAM
+                    sendReset(stream, ErrorCode.REFUSED_STREAM.code());
                 }
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
@@ -503,7 +505,7 @@ public final class LeanRouter {
             if (d != null) {
                 if (!d.receive(this, p, off, n)) {
                     byH2Stream.remove(stream);
-                    sendReset(stream, 0x8); // CANCEL
+                    sendReset(stream, ErrorCode.CANCEL.code());
                     d.cut();
                     d = null;
                 }

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Receives whole frames from a {@link FrameReader}, one method per frame type (RFC 9113 section 6), with padding
+ * Receives whole frames from a {@link Http2Reader}, one method per frame type (RFC 9113 section 6), with padding
  * removed, header blocks reassembled across CONTINUATION frames and HPACK-decoded. Methods run on the reading
  * thread, in wire order. Defaults ignore the frame, so a handler implements what it cares about.
  */

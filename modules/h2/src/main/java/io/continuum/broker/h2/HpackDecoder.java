@@ -5,13 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.helidon.common.buffers.BufferData;
-import io.helidon.http.http2.Http2ErrorCode;
 import io.helidon.http.http2.Http2HuffmanDecoder;
 
 /**
  * The HPACK decoder of one connection's inbound direction (RFC 7541), with a dynamic table of its own
  * ({@link HpackDecoderTable}); only the Huffman code (section 5.2, Appendix B) is Helidon's. It belongs to a
- * {@link FrameReader}, which uses it from one thread, in wire order (HPACK state is per direction and order matters).
+ * {@link Http2Reader}, which uses it from one thread, in wire order (HPACK state is per direction and order matters).
  * {@link HpackEncoder} is the other direction.
  * <p>
  * Not Helidon's decoder: in 4.5.0 its {@code Http2Headers.DynamicTable.add} loops forever on an entry larger than the
@@ -47,7 +46,7 @@ final class HpackDecoder {
     record Block(List<HeaderField> fields, long listSize, boolean overLimit) {
     }
 
-    /** Our SETTINGS_HEADER_TABLE_SIZE, acknowledged: see {@link FrameReader#headerTableSize(long)}. */
+    /** Our SETTINGS_HEADER_TABLE_SIZE, acknowledged: see {@link Http2Reader#headerTableSize(long)}. */
     void tableSizeLimit(long bytes) {
         if (bytes < 0 || bytes > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("SETTINGS_HEADER_TABLE_SIZE out of range: " + bytes);
@@ -216,7 +215,7 @@ final class HpackDecoder {
         }
 
         Http2Error error(String message) {
-            return new Http2Error.ConnectionError(Http2ErrorCode.COMPRESSION, "header block of stream " + streamId
+            return new Http2Error.ConnectionError(ErrorCode.COMPRESSION_ERROR, "header block of stream " + streamId
                     + ": " + message);
         }
     }

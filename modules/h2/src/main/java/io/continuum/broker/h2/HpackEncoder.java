@@ -13,12 +13,11 @@ import java.util.List;
  * never-indexed literal; a pseudo-header field that is not in the static table, or an entry larger than the whole
  * table, as a literal without indexing. Strings are not Huffman-coded: what a test reads in a capture is the text.
  * <p>
- * Not Helidon's encoder: in 4.5.0 its dynamic table loops forever adding an entry larger than the table (a peer's
- * SETTINGS_HEADER_TABLE_SIZE of 0 is enough) and cannot be shrunk from outside its package. Two rules here keep
- * a peer on Helidon's decoder (a Helidon server) safe as well: no entry larger than the table is ever added, and
- * pseudo-header names always go by static index (its decoder refuses them as new names).
+ * Two rules keep a peer whose decoder is Helidon 4.5.0's (a Helidon server) safe: no entry larger than the table
+ * is ever added (that decoder's table loops forever on one), and pseudo-header names always go by static index (it
+ * refuses them as new names).
  * <p>
- * It belongs to a {@link FrameWriter}, which calls it under its lock in write order.
+ * It belongs to a {@link Http2Writer}, which calls it under its lock in write order.
  */
 final class HpackEncoder {
     /** RFC 9113 section 6.5.2: SETTINGS_HEADER_TABLE_SIZE starts at 4,096; more than that is not used. */

@@ -1,6 +1,5 @@
 package io.continuum.broker.h2;
 
-import io.helidon.http.http2.Http2ErrorCode;
 
 /**
  * A violation of RFC 9113 found while reading or writing frames, typed by its scope (section 5.4): a
@@ -8,15 +7,15 @@ import io.helidon.http.http2.Http2ErrorCode;
  * it names (RST_STREAM with {@link #code()}); the reader stays usable after a stream error.
  */
 public abstract sealed class Http2Error extends Exception permits Http2Error.ConnectionError, Http2Error.StreamError {
-    private final Http2ErrorCode code;
+    private final ErrorCode code;
 
-    private Http2Error(Http2ErrorCode code, String message) {
+    private Http2Error(ErrorCode code, String message) {
         super(message);
         this.code = code;
     }
 
     /** @return the error code to send (GOAWAY for a connection error, RST_STREAM for a stream error) */
-    public Http2ErrorCode code() {
+    public ErrorCode code() {
         return code;
     }
 
@@ -26,7 +25,7 @@ public abstract sealed class Http2Error extends Exception permits Http2Error.Con
          * @param code    the GOAWAY error code
          * @param message what was wrong, for logs and tests
          */
-        public ConnectionError(Http2ErrorCode code, String message) {
+        public ConnectionError(ErrorCode code, String message) {
             super(code, message);
         }
     }
@@ -40,7 +39,7 @@ public abstract sealed class Http2Error extends Exception permits Http2Error.Con
          * @param code     the RST_STREAM error code
          * @param message  what was wrong
          */
-        public StreamError(int streamId, Http2ErrorCode code, String message) {
+        public StreamError(int streamId, ErrorCode code, String message) {
             super(code, message);
             this.streamId = streamId;
         }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /** What the writer writes, the reader reads back: every frame type, and header blocks larger than one frame. */
 class FrameRoundTripTest {
     private final ByteArrayOutputStream wire = new ByteArrayOutputStream();
-    private final FrameWriter writer = new FrameWriter(wire);
+    private final Http2Writer writer = new Http2Writer(wire);
     private final Recorder seen = new Recorder();
 
     @Test
@@ -178,7 +178,7 @@ class FrameRoundTripTest {
     @Test
     void gatheredFramesReachTheStreamInOneWrite() throws Exception {
         CountingStream counting = new CountingStream();
-        FrameWriter w = new FrameWriter(counting);
+        Http2Writer w = new Http2Writer(counting);
         for (int i = 0; i < 10; i++) {
             w.data(1, false, bytes("chunk"), 0, 5);
         }
@@ -192,7 +192,7 @@ class FrameRoundTripTest {
         java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         java.util.List<Integer> writes = new java.util.concurrent.CopyOnWriteArrayList<>();
-        FrameWriter w = new FrameWriter(new java.io.OutputStream() {
+        Http2Writer w = new Http2Writer(new java.io.OutputStream() {
             @Override
             public void write(int b) {
                 write(new byte[] {(byte) b}, 0, 1);
@@ -231,7 +231,7 @@ class FrameRoundTripTest {
         }
     }
 
-    private static void flushQuietly(FrameWriter w) {
+    private static void flushQuietly(Http2Writer w) {
         try {
             w.flush();
         } catch (java.io.IOException e) {
@@ -240,7 +240,7 @@ class FrameRoundTripTest {
     }
 
     private void readAll() throws Exception {
-        FrameReader reader = new FrameReader(new ByteArrayInputStream(wire.toByteArray()), seen);
+        Http2Reader reader = new Http2Reader(new ByteArrayInputStream(wire.toByteArray()), seen);
         while (reader.nextFrame()) {
             // every frame goes to the recorder
         }

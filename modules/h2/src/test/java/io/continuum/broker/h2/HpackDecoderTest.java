@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 
-import io.helidon.http.http2.Http2ErrorCode;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -191,7 +190,7 @@ class HpackDecoderTest {
         for (int i = 0; i < 60_000; i++) {
             block.write(0xbe);
         }
-        HpackDecoder.Block decoded = decoder.decode(1, block.toByteArray(), FrameReader.DEFAULT_MAX_HEADER_LIST_SIZE);
+        HpackDecoder.Block decoded = decoder.decode(1, block.toByteArray(), Http2Reader.DEFAULT_MAX_HEADER_LIST_SIZE);
         assertTrue(decoded.overLimit());
         assertEquals(16, decoded.fields().size()); // 16 x 4,033 octets fit in 64 KiB
         assertEquals(60_001L * 4_033, decoded.listSize());
@@ -204,7 +203,7 @@ class HpackDecoderTest {
     private void assertCompressionError(String hexBlock) {
         Http2Error e = assertThrows(Http2Error.class, () -> decoder.decode(1, bytes(hexBlock), NO_LIMIT));
         assertInstanceOf(Http2Error.ConnectionError.class, e);
-        assertEquals(Http2ErrorCode.COMPRESSION, e.code(), e.getMessage());
+        assertEquals(ErrorCode.COMPRESSION_ERROR, e.code(), e.getMessage());
     }
 
     private static HeaderField f(String name, String value) {

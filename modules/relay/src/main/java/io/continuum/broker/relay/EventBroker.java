@@ -11,10 +11,6 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.api.RelayStatus;
-import io.continuum.broker.relay.session.BusSession;
-import io.continuum.broker.relay.session.SessionLoop;
-import io.continuum.broker.relay.session.StreamRegistry;
-import io.continuum.broker.relay.session.TargetDialer;
 import io.continuum.broker.relay.dial.AddressFilter;
 import io.continuum.broker.relay.dial.Connector;
 import io.continuum.broker.relay.dial.DialResult;
@@ -24,6 +20,10 @@ import io.continuum.broker.relay.dial.SocketSettings;
 import io.continuum.broker.relay.dial.TargetCheck;
 import io.continuum.broker.relay.dial.TargetResolver;
 import io.continuum.broker.relay.dial.UpstreamDialer;
+import io.continuum.broker.relay.loop.SessionLoop;
+import io.continuum.broker.relay.session.BusSession;
+import io.continuum.broker.relay.session.StreamRegistry;
+import io.continuum.broker.relay.stream.TargetDialer;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.TransportSettings;
 
@@ -59,8 +59,8 @@ public final class EventBroker implements AutoCloseable {
     }
 
     /**
-     * Creates a broker on the bus connection {@link TransportSettings#defaults()} selects (Helidon's HTTP/2 client
-     * unless the internal switch is on).
+     * Creates a broker on the transport's default settings ({@link TransportSettings#defaults()}): one HTTP/2
+     * connection of its own on the {@code h2} codec.
      *
      * @param config  configuration
      * @param view    the metadata view (R-SEC checks 2-4)

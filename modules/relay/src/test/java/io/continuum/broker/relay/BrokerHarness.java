@@ -22,21 +22,21 @@ import java.util.random.RandomGenerator;
 
 import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.relay.api.Cidr;
+import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.dial.Connector;
-import io.continuum.broker.relay.net.Cidr;
 import io.continuum.broker.relay.transport.TrackingConnector;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.pki.EphemeralPki;
+import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.TcpFaultProxy;
-import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
-import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.api.Credential;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 

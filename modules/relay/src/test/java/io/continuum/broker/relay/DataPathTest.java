@@ -14,14 +14,15 @@ import java.util.Random;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.testing.bus.EndToEnd;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -34,6 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The data path of bus-protocol-v1.md sections 2, 5 and 6 against a real router over TLS and
  * HTTP/2, with real loopback publisher sockets (R-BEH 2, 4, 5, 9).
  */
+@EndToEnd
 @ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class DataPathTest {

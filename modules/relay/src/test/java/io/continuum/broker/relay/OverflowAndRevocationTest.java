@@ -5,10 +5,11 @@ import java.util.Random;
 
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.testing.net.LoopbackListener;
+import io.continuum.broker.testing.bus.EndToEnd;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -23,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * R-BUF 1-4: a router that stops reading one stream overflows that stream's budget without ever
  * blocking the publisher or the other streams; and bus-protocol-v1.md section 6, revocation.
  */
+@EndToEnd
 @ExtendWith(LeakCheck.class)
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class OverflowAndRevocationTest {

@@ -13,13 +13,14 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.session.BusSession;
-import io.continuum.broker.testing.net.LoopbackListener;
+import io.continuum.broker.testing.bus.EndToEnd;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.logs.LogLines;
+import io.continuum.broker.testing.net.LoopbackListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -37,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * every handshake outcome, heartbeat and idle timeout, router close, terminal errors, malformed
  * frames, drain, shutdown, and reconnect after each.
  */
+@EndToEnd
 @ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SessionLifecycleTest {

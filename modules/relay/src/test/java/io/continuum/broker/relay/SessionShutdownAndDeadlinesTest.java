@@ -12,13 +12,14 @@ import java.util.random.RandomGenerator;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.transport.TrackingConnector;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter.SessionAnswer;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.testing.bus.EndToEnd;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * becomes a shutdown with the earlier deadline, and the welcome wait is its own deadline counted from
  * {@code hello}.
  */
+@EndToEnd
 @ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SessionShutdownAndDeadlinesTest {

@@ -26,9 +26,9 @@ import io.continuum.broker.event.EventFields;
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.net.Cidr;
-import io.continuum.broker.testing.net.LoopbackListener;
+import io.continuum.broker.relay.api.Cidr;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.AfterEach;
@@ -36,8 +36,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
 
 /**
  * Sections 5 and 6 as a router sees them, played by a raw HTTP/2 router: a stream's answer frames leave only

@@ -5,7 +5,7 @@ import java.util.logging.Level;
 import io.continuum.broker.event.EventFormatter;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.relay.session.SessionLoop;
+import io.continuum.broker.relay.loop.SessionLoop;
 import io.continuum.broker.relay.transport.TrackingConnector;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.logs.LogLines;

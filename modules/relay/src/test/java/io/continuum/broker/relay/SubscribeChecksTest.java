@@ -8,14 +8,15 @@ import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
-import io.continuum.broker.relay.net.Cidr;
-import io.continuum.broker.testing.net.LoopbackListener;
+import io.continuum.broker.relay.api.Cidr;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.testing.bus.EndToEnd;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * R-SEC 10): each refusal answers {@code stream_refused} with its code, counts in
  * {@code refusals_total{code}}, and dials nothing.
  */
+@EndToEnd
 @ExtendWith({LeakCheck.class, BrokerHarness.CloseAfterEach.class})
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class SubscribeChecksTest {

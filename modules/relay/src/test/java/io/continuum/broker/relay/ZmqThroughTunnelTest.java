@@ -6,10 +6,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.continuum.broker.protocol.Frame;
+import io.continuum.broker.testing.bus.EndToEnd;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
-import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.leaks.Census;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.zeromq.SocketType;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * publisher side, the broker, TLS HTTP/2, the router, a loopback bridge, SUB on the router side.
  * The broker never parses ZMTP; the subscription travels router to publisher, the messages back.
  */
+@EndToEnd
 @ExtendWith(LeakCheck.class)
 @LeakCheck.IgnoreThreads(BrokerHarness.ROUTER_THREADS)
 class ZmqThroughTunnelTest {

@@ -232,7 +232,7 @@ public final class Cli {
         // the API server. So it starts first: before the metrics exist (about 100 meters and the JVM binders;
         // a scrape that comes earlier waits the few milliseconds for them) and before the runtime is built
         // (the Kubernetes client: client-java, OkHttp, Gson's model adapters, Bouncy Castle; the relay:
-        // Helidon's HTTP/2 client, TLS), which is most of the start-up work. Until the runtime exists,
+        // its HTTP/2 connection and TLS), which is most of the start-up work. Until the runtime exists,
         // /readyz is 503 and /statusz shows "syncing".
         AtomicReference<BrokerRuntime> running = new AtomicReference<>();
         BrokerStatus starting = BrokerStatus.withoutRelay(SessionState.SYNCING, clock.instant(),
@@ -433,7 +433,7 @@ public final class Cli {
             return this;
         }
 
-        /** The runtime to run ({@link IdleRuntime} unless the relay is wired in). */
+        /** The runtime to run ({@link IdleRuntime} unless one is given: the launcher gives the relay's). */
         public Builder runtimeFactory(BrokerRuntimeFactory factory) {
             this.runtimeFactory = factory;
             return this;

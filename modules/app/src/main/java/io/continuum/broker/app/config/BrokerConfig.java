@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import io.continuum.broker.relay.api.ReconnectBackoff;
 
-import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.relay.api.Cidr;
 
 /**
  * The validated, immutable broker configuration (R-CFG); every default already applied. Built only

@@ -10,9 +10,9 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import io.continuum.broker.relay.api.Cidr;
 import io.continuum.broker.relay.api.ReconnectBackoff;
 import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.net.Cidr;
 
 import static io.continuum.broker.app.config.ConfigText.quote;
 import static io.continuum.broker.app.config.ConfigText.visibleAscii;

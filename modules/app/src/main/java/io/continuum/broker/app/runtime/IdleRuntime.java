@@ -11,8 +11,9 @@ import io.continuum.broker.relay.api.SessionState;
 
 /**
  * A runtime that runs no relay: the process serves {@code /healthz}, {@code /metrics} and
- * {@code /statusz} (state {@code idle}), stays not ready, and shuts down cleanly on a signal. Used
- * until the relay is wired in, and as the reference for what a runtime must provide.
+ * {@code /statusz} (state {@code idle}), stays not ready, and shuts down cleanly on a signal. The
+ * builder's default runtime (the launcher always sets the relay's), used by the shell's own tests, and the
+ * reference for what a runtime must provide.
  */
 public final class IdleRuntime implements BrokerRuntime {
     private final BrokerConfig config;

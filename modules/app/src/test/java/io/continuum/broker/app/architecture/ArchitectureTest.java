@@ -81,22 +81,32 @@ class ArchitectureTest {
     static final ArchRule theTransportIsTheRelaysBottom = noClasses()
             .that().resideInAPackage("io.continuum.broker.relay.transport..")
             .should().dependOnClassesThat().resideInAnyPackage(
-                    "io.continuum.broker.relay", "io.continuum.broker.relay.session..", "io.continuum.broker.relay.dial..")
+                    "io.continuum.broker.relay", "io.continuum.broker.relay.session..", "io.continuum.broker.relay.stream..",
+                    "io.continuum.broker.relay.loop..", "io.continuum.broker.relay.dial..")
             .because("the transport carries HTTP/2 streams and knows neither sessions nor targets");
 
     @ArchTest
     static final ArchRule dialChecksNeverCallBackIntoTheSession = noClasses()
             .that().resideInAPackage("io.continuum.broker.relay.dial..")
             .should().dependOnClassesThat().resideInAnyPackage(
-                    "io.continuum.broker.relay.session..", "io.continuum.broker.relay.transport..")
+                    "io.continuum.broker.relay.session..", "io.continuum.broker.relay.stream..",
+                    "io.continuum.broker.relay.loop..", "io.continuum.broker.relay.transport..")
             .because("a dial check answers one question and returns; it holds no session and no stream");
 
     @ArchTest
-    static final ArchRule noClassOfAStreamDependsOnTheSessionClass = noClasses()
-            .that().haveNameMatching("io\\.continuum\\.broker\\.relay\\.session\\.(DataStream|StreamContext|StreamPumps)(\\$.*)?")
-            .should().transitivelyDependOnClassesThat().haveFullyQualifiedName("io.continuum.broker.relay.session.BusSession")
-            .because("a data stream asks its session only through StreamContext; reaching the session class would let"
+    static final ArchRule aStreamNeverReachesItsSessionOrTheLoop = noClasses()
+            .that().resideInAPackage("io.continuum.broker.relay.stream..")
+            .should().dependOnClassesThat().resideInAnyPackage(
+                    "io.continuum.broker.relay.session..", "io.continuum.broker.relay.loop..")
+            .because("a data stream asks its session only through StreamContext; reaching the session would let"
                     + " it call back up into the handshake, the drain or another stream");
+
+    @ArchTest
+    static final ArchRule aSessionNeverReachesTheLoop = noClasses()
+            .that().resideInAPackage("io.continuum.broker.relay.session..")
+            .should().dependOnClassesThat().resideInAPackage("io.continuum.broker.relay.loop..")
+            .because("one attempt ends with a SessionOutcome and returns; what comes next (backoff, reconnect,"
+                    + " death) is the loop's alone");
 
     /*
      * Every package is a slice of its own, with no exception: metadata's internal package uses the module's

@@ -11,7 +11,7 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
-import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.relay.api.Cidr;
 
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;

@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.continuum.broker.relay.api.Cidr;
 import io.continuum.broker.relay.dial.AddressFilter;
-import io.continuum.broker.relay.net.Cidr;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -2,8 +2,8 @@ package io.continuum.broker.bench.jmh;
 
 import java.util.concurrent.TimeUnit;
 
-import io.continuum.broker.relay.session.ChunkQueue;
-import io.continuum.broker.relay.session.SessionBudget;
+import io.continuum.broker.relay.stream.ChunkQueue;
+import io.continuum.broker.relay.stream.SessionBudget;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -20,7 +20,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * {@code ChunkQueue} (package {@code relay.session}, not exported: runs on the class path): one chunk's
+ * {@code ChunkQueue} (package {@code relay.stream}, not exported: runs on the class path): one chunk's
  * offer, take and written on one thread (the uncontended cost per chunk), and a producer/consumer pair as
  * the two pump threads of a stream use it.
  */

@@ -16,9 +16,9 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
-import io.continuum.broker.h2.FrameReader;
-import io.continuum.broker.h2.FrameWriter;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2Reader;
+import io.continuum.broker.h2.Http2Writer;
 import io.continuum.broker.testing.pki.EphemeralPki;
 import io.continuum.broker.testing.pki.ServerIdentity;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -36,7 +36,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The bus connection's reader path per small frame (issue 55 item 7): {@link FrameReader} parsing each frame and the
+ * The bus connection's reader path per small frame (issue 55 item 7): {@link Http2Reader} parsing each frame and the
  * real {@link Http2BusConnection} handling it, as its reader thread does (this class sits in the transport's package
  * to reach it; the bench runs on the class path). The connection is a real one, TLS on loopback to a peer that sends
  * its SETTINGS and then only reads; the frames come from memory, so what is measured is the reader's work, not the
@@ -158,7 +158,7 @@ public class ReaderPathBench {
     }
 
     private void readAll(byte[] frames) throws Exception {
-        FrameReader reader = new FrameReader(new ByteArrayInputStream(frames), connection);
+        Http2Reader reader = new Http2Reader(new ByteArrayInputStream(frames), connection);
         while (reader.nextFrame()) {
             // every frame to the connection's handler
         }
@@ -174,9 +174,9 @@ public class ReaderPathBench {
         }
     }
 
-    private static byte[] frames(java.util.function.Consumer<FrameWriter> writes) throws IOException {
+    private static byte[] frames(java.util.function.Consumer<Http2Writer> writes) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        FrameWriter writer = new FrameWriter(out);
+        Http2Writer writer = new Http2Writer(out);
         writes.accept(writer);
         writer.flush();
         return out.toByteArray();
@@ -190,13 +190,13 @@ public class ReaderPathBench {
         try (SSLSocket socket = (SSLSocket) listener.accept()) {
             socket.startHandshake();
             InputStream in = socket.getInputStream();
-            FrameReader.readClientPreface(in);
-            FrameWriter writer = new FrameWriter(socket.getOutputStream());
+            Http2Reader.readClientPreface(in);
+            Http2Writer writer = new Http2Writer(socket.getOutputStream());
             writer.settings(Map.of());
             writer.settingsAck();
             writer.windowUpdate(0, 1 << 30);
             writer.flush();
-            FrameReader reader = new FrameReader(in, new io.continuum.broker.h2.FrameHandler() {
+            Http2Reader reader = new Http2Reader(in, new io.continuum.broker.h2.FrameHandler() {
                 @Override
                 public void ping(boolean ack, long payload) {
                     if (!ack) {

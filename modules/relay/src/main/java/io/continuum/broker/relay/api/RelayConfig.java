@@ -7,8 +7,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 
-import io.continuum.broker.relay.dial.DialDefaults;
-import io.continuum.broker.relay.net.Cidr;
 
 /**
  * Everything the relay needs to run, already validated by the app's configuration loader (R-CFG). The

@@ -7,8 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+import io.continuum.broker.relay.api.Cidr;
 import io.continuum.broker.relay.dial.AddressVerdict.Rejected;
-import io.continuum.broker.relay.net.Cidr;
 
 /**
  * The address filter (R-SEC 6-9a): decides, for one resolved address, whether the broker may dial

@@ -8,6 +8,7 @@ import io.continuum.broker.event.EventLog;
 import io.continuum.broker.event.LogWindows;
 import io.continuum.broker.event.Severity;
 import io.continuum.broker.protocol.Code;
+import io.continuum.broker.relay.api.DialDefaults;
 
 /**
  * Rate-limited warning log of refusals, per code (R-SEC 11), on {@link LogWindows}.

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.continuum.broker.metadata.Host;
+import io.continuum.broker.relay.api.DialDefaults;
 import io.continuum.broker.relay.dial.Resolution.Failed;
 import io.continuum.broker.relay.dial.Resolution.Resolved;
 

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.metadata.PublisherKey;
 import io.continuum.broker.protocol.Code;
+import io.continuum.broker.relay.api.DialDefaults;
 
 /**
  * Filters resolved addresses and connects to the first allowed one that answers

@@ -12,8 +12,12 @@ import io.continuum.broker.protocol.FrameDecoder;
 import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
+import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.session.SessionLife.State;
+import io.continuum.broker.relay.stream.DataStream;
+import io.continuum.broker.relay.stream.StreamContext;
+import io.continuum.broker.relay.stream.TargetDialer;
 import io.continuum.broker.relay.transport.BusConnector;
 import io.continuum.broker.relay.transport.BusEndpoint;
 import io.continuum.broker.relay.transport.BusStream;
@@ -37,9 +41,6 @@ import io.continuum.broker.relay.transport.BusStream;
  */
 public final class BusSession {
     private static final EventLog LOG = EventLog.of(BusSession.class);
-
-    /** Session states (see {@link SessionLife}). */
-    public enum State { CONNECTING, AWAITING_WELCOME, WELCOMED, DRAINING, ENDED }
 
     private final PublisherView view;
     private final RelayMetrics metrics;

@@ -7,7 +7,7 @@ import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
-import io.continuum.broker.relay.session.BusSession.State;
+import io.continuum.broker.relay.session.SessionLife.State;
 
 /**
  * The end of a welcomed session that lets its streams finish (bus-protocol-v1.md section 4 items 5-7): the

@@ -8,7 +8,6 @@ import java.util.function.BooleanSupplier;
 
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
-import io.continuum.broker.relay.session.BusSession.State;
 import io.continuum.broker.relay.transport.BusConnection;
 
 /**
@@ -22,7 +21,10 @@ import io.continuum.broker.relay.transport.BusConnection;
  * stream with it. Every change is signalled on one condition, so a job waiting for "the streams are gone",
  * "the deadline moved" or "the session ended" re-checks on each.
  */
-final class SessionLife {
+public final class SessionLife {
+    /** Where one attempt is, in the order drawn above; the loop reads it for the status page. */
+    public enum State { CONNECTING, AWAITING_WELCOME, WELCOMED, DRAINING, ENDED }
+
     /** How the session ended: the first end wins. */
     record End(AttemptResult result, EndReason reason, String detail) {
     }
@@ -183,7 +185,7 @@ final class SessionLife {
     }
 
     /** A detail short enough for one log field (a router's text or an exception message can be long). */
-    static String clip(String s) {
+    public static String clip(String s) {
         if (s == null) {
             return "";
         }

@@ -17,6 +17,12 @@ import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics;
+import io.continuum.broker.relay.stream.ChunkQueue;
+import io.continuum.broker.relay.stream.DataStream;
+import io.continuum.broker.relay.stream.PublisherReads;
+import io.continuum.broker.relay.stream.SessionBudget;
+import io.continuum.broker.relay.stream.StreamContext;
+import io.continuum.broker.relay.stream.TargetDialer;
 import io.continuum.broker.relay.transport.BusStream;
 import io.continuum.broker.relay.transport.TransportException;
 

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.relay.api.RelayStatus;
 import io.continuum.broker.relay.dial.RefusalLog;
+import io.continuum.broker.relay.stream.DataStream;
 
 /**
  * What the broker knows about its current session and streams, across sessions, for {@code /statusz}, the

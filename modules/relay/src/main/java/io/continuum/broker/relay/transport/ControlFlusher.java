@@ -5,7 +5,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.continuum.broker.h2.FrameWriter;
+import io.continuum.broker.h2.Http2Writer;
 
 /**
  * Writes what the connection's reader added to the frame writer (PING and SETTINGS acknowledgements, WINDOW_UPDATEs,
@@ -24,7 +24,7 @@ final class ControlFlusher {
         void writeFailed(IOException e);
     }
 
-    private final FrameWriter frames;
+    private final Http2Writer frames;
     private final Failure failure;
     private final Semaphore requested = new Semaphore(0);
     /** Whether a wake-up is already on its way: a burst of answers costs one unpark of the flusher, not one each. */
@@ -33,7 +33,7 @@ final class ControlFlusher {
     private final AtomicInteger queued = new AtomicInteger();
     private volatile boolean stopped;
 
-    ControlFlusher(FrameWriter frames, Failure failure) {
+    ControlFlusher(Http2Writer frames, Failure failure) {
         this.frames = frames;
         this.failure = failure;
         Thread.ofVirtual().name("bus-h2-flusher").start(this::run);

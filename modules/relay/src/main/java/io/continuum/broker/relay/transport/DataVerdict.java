@@ -1,5 +1,7 @@
 package io.continuum.broker.relay.transport;
 
+import io.continuum.broker.h2.ErrorCode;
+
 /**
  * What becomes of an inbound DATA frame, decided by its stream ({@link Http2BusStream#dataVerdictLocked()}): RFC
  * 9113 makes DATA a response's stream does not allow a stream error, or lets it be ignored, never a connection
@@ -14,9 +16,9 @@ enum DataVerdict {
      */
     IGNORE(null, 0),
     /** Before the stream's response HEADERS: a malformed response (section 8.1.1: stream error PROTOCOL_ERROR). */
-    BEFORE_HEADERS("DATA before the response HEADERS", Http2ErrorCodes.PROTOCOL_ERROR),
+    BEFORE_HEADERS("DATA before the response HEADERS", ErrorCode.PROTOCOL_ERROR.code()),
     /** After the response's END_STREAM, the request still open (section 5.1, half-closed (remote): STREAM_CLOSED). */
-    AFTER_END_STREAM("DATA after the response's END_STREAM", Http2ErrorCodes.STREAM_CLOSED);
+    AFTER_END_STREAM("DATA after the response's END_STREAM", ErrorCode.STREAM_CLOSED.code());
 
     private final String violation;
     private final long resetCode;

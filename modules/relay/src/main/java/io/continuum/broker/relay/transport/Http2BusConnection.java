@@ -21,20 +21,22 @@ import java.util.function.Consumer;
 
 import io.continuum.broker.event.EventLog;
 import io.continuum.broker.event.Severity;
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.FrameHandler;
-import io.continuum.broker.h2.FrameReader;
-import io.continuum.broker.h2.FrameWriter;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.h2.Http2Error;
-import io.helidon.http.http2.Http2ErrorCode;
+import io.continuum.broker.h2.Http2Reader;
+import io.continuum.broker.h2.Http2Writer;
 
 /**
  * One bus connection that this transport owns outright, on the project's frame codec ({@code io.continuum.broker.h2}):
  * one reader thread (virtual) parses every inbound byte once and dispatches each frame to the stream that owns it;
- * the {@link FrameWriter} owns HPACK encoding and the write order, and gathers frames of many streams into one TLS
+ * the {@link Http2Writer} owns HPACK encoding and the write order, and gathers frames of many streams into one TLS
  * write. The connection assigns each stream's id and registers the stream before its HEADERS are written, so no
- * frame of the peer can find a stream it does not know yet. Its parts are today's: {@link ConnectionWindows},
- * {@link StreamSlots}, {@link Keepalive}, and per stream {@link StreamState} and {@link StreamReceiveWindow}.
+ * frame of the peer can find a stream it does not know yet. Its parts: {@link ConnectionWindows},
+ * {@link StreamSlots}, {@link Keepalive}, {@link ControlFlusher}, and per stream {@link StreamState},
+ * {@link StreamReceiveWindow} and {@link InboundBuffer}.
  *
  * <p>Longer than the project's 500-line aim on purpose: the frame handler half (one method per inbound frame type)
  * and the half the streams call both read and change the same lock-guarded state (stream map, windows, failure);
@@ -42,7 +44,7 @@ import io.helidon.http.http2.Http2ErrorCode;
  * HEADERS, the slot freed only behind a stream's last frame, every dropped DATA byte credited once) would no longer
  * be visible in one place.
  *
- * <p>A GOAWAY of this side is the last frame it writes ({@link FrameWriter#lastGoAway}): frames added after it,
+ * <p>A GOAWAY of this side is the last frame it writes ({@link Http2Writer#lastGoAway}): frames added after it,
  * DATA of a stream still writing among them, are dropped.
  *
  * <p>Locking: {@link #lock} guards the stream map, every stream's state and both directions' windows; it is never
@@ -73,8 +75,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     final ReentrantLock lock = new ReentrantLock();
     private final TransportSettings settings;
     private final TlsDialer.Dialed dialed;
-    private final FrameWriter frames;
-    private final FrameReader reader;
+    private final Http2Writer frames;
+    private final Http2Reader reader;
     private final StreamSlots slots;
     private final ConnectionWindows windows;
     private final Keepalive keepalive;
@@ -116,8 +118,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     Http2BusConnection(BusEndpoint endpoint, TransportSettings settings, TlsDialer.Dialed dialed) throws IOException {
         this.settings = settings;
         this.dialed = dialed;
-        this.frames = new FrameWriter(dialed.tls().getOutputStream());
-        this.reader = new FrameReader(dialed.tls().getInputStream(), this);
+        this.frames = new Http2Writer(dialed.tls().getOutputStream());
+        this.reader = new Http2Reader(dialed.tls().getInputStream(), this);
         reader.expectSettingsFirst();
         this.slots = new StreamSlots(settings.localStreamLimit());
         this.windows = new ConnectionWindows(this.settings);
@@ -132,9 +134,9 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     /** Preface, SETTINGS and the connection window; then waits (until {@code deadline}) for the peer's SETTINGS. */
     void start(long deadline) throws BusConnectException {
         Map<Integer, Long> local = new LinkedHashMap<>();
-        local.put(0x2, 0L);                                                   // ENABLE_PUSH: no
-        local.put(0x4, (long) TransportSettings.STREAM_RECEIVE_WINDOW);       // INITIAL_WINDOW_SIZE
-        local.put(0x6, FrameReader.DEFAULT_MAX_HEADER_LIST_SIZE);             // MAX_HEADER_LIST_SIZE: the reader's
+        local.put(Http2.SETTINGS_ENABLE_PUSH, 0L);                                      // no push
+        local.put(Http2.SETTINGS_INITIAL_WINDOW_SIZE, (long) TransportSettings.STREAM_RECEIVE_WINDOW);
+        local.put(Http2.SETTINGS_MAX_HEADER_LIST_SIZE, Http2Reader.DEFAULT_MAX_HEADER_LIST_SIZE); // the reader's
         synchronized (frames) {
             frames.clientPreface();
             frames.settings(local);
@@ -300,7 +302,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             return;
         }
         if (isOpen()) {
-            goAway(0); // NO_ERROR
+            goAway(ErrorCode.NO_ERROR.code());
         }
         fail(why.reason(), why.getMessage(), null);
     }
@@ -508,18 +510,18 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             for (Map.Entry<Integer, Long> setting : values.entrySet()) {
                 long value = setting.getValue();
                 switch (setting.getKey()) {
-                    case 0x2 -> {                   // ENABLE_PUSH: a server may only say 0 (section 6.5.2)
+                    case Http2.SETTINGS_ENABLE_PUSH -> { // a server may only say 0 (section 6.5.2)
                         if (value != 0) {
-                            throw new Http2Error.ConnectionError(Http2ErrorCode.PROTOCOL, "SETTINGS_ENABLE_PUSH "
+                            throw new Http2Error.ConnectionError(ErrorCode.PROTOCOL_ERROR, "SETTINGS_ENABLE_PUSH "
                                     + value + " from a server (RFC 9113 section 6.5.2)");
                         }
                     }
-                    case 0x3 -> slots.limit(value); // MAX_CONCURRENT_STREAMS: new opens wait for it
-                    case 0x4 -> {                   // INITIAL_WINDOW_SIZE: every open stream's send window moves
+                    case Http2.SETTINGS_MAX_CONCURRENT_STREAMS -> slots.limit(value); // new opens wait for it
+                    case Http2.SETTINGS_INITIAL_WINDOW_SIZE -> { // every open stream's send window moves
                         long delta = windows.peerInitialWindow(value);
                         for (Http2BusStream stream : streams.values()) {
                             if (!stream.adjustSendWindowLocked(delta)) {
-                                throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                                throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
                                         "SETTINGS_INITIAL_WINDOW_SIZE takes stream " + stream.id()
                                                 + "'s window above 2^31-1");
                             }
@@ -535,7 +537,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         }
         Map<Integer, Long> forWriter = new HashMap<>(values);
         // DATA frames stay at 16 KiB whatever the peer allows (docs/benchmarks.md: larger ones did not pay)
-        forWriter.remove(0x5);
+        forWriter.remove(Http2.SETTINGS_MAX_FRAME_SIZE);
         writeControl(w -> {
             w.applyPeerSettings(forWriter);
             w.settingsAck();
@@ -555,7 +557,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     @Override
     public void goAway(int lastStreamId, int errorCode, byte[] debugData) {
         if (errorCode != 0) {
-            fail(ConnectionLostException.Reason.GOAWAY, "peer sent GOAWAY " + Http2ErrorCodes.name(errorCode)
+            fail(ConnectionLostException.Reason.GOAWAY, "peer sent GOAWAY " + ErrorCode.name(errorCode)
                     + " (last stream " + lastStreamId + ")", null);
             return;
         }
@@ -629,7 +631,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         try {
             if (streamId == 0) {
                 if (windows.sendWindow() + increment > MAX_WINDOW) {
-                    throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                    throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
                             "connection send window above 2^31-1");
                 }
                 windows.peerUpdate(increment);
@@ -638,7 +640,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             }
             Http2BusStream stream = streams.get(streamId);
             if (stream != null && !stream.adjustSendWindowLocked(increment)) {
-                throw new Http2Error.StreamError(streamId, Http2ErrorCode.FLOW_CONTROL,
+                throw new Http2Error.StreamError(streamId, ErrorCode.FLOW_CONTROL_ERROR,
                         "stream send window above 2^31-1");
             }
         } finally {
@@ -650,7 +652,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     public void priority(int streamId, int dependency, int weight, boolean exclusive) throws Http2Error {
         // ignored (RFC 9113 section 5.3.2 deprecates the scheme), counted
         if (!priorities.allow(System.nanoTime())) {
-            throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than " + priorities.max()
+            throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than " + priorities.max()
                     + " PRIORITY in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
         }
     }
@@ -659,7 +661,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     public void rstStream(int streamId, int errorCode) throws Http2Error {
         requireOpened("RST_STREAM", streamId);
         if (!resets.allow(System.nanoTime())) {
-            throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than " + resets.max()
+            throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than " + resets.max()
                     + " RST_STREAM in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
         }
         int credit;
@@ -701,7 +703,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         lock.lock();
         try {
             if (!windows.received(flowControlled)) {
-                throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
                         "peer exceeded the connection receive window");
             }
             Http2BusStream stream = streams.get(streamId);
@@ -716,12 +718,12 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
                 if (endStream || data.hasRemaining()) {
                     consecutiveEmptyData = 0;
                 } else if (++consecutiveEmptyData > MAX_CONSECUTIVE_EMPTY_DATA) {
-                    throw new Http2Error.ConnectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than "
+                    throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than "
                             + MAX_CONSECUTIVE_EMPTY_DATA + " consecutive empty DATA frames (RFC 9113 section 10.5)");
                 }
                 int padding = flowControlled - data.remaining();
                 if (!stream.receivedLocked(data, flowControlled, endStream)) {
-                    throw new Http2Error.ConnectionError(Http2ErrorCode.FLOW_CONTROL,
+                    throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
                             "peer exceeded the receive window of stream " + streamId);
                 }
                 if (padding > 0) { // padding reaches no publisher: credited at once
@@ -745,7 +747,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
      */
     private void requireOpened(String type, int streamId) throws Http2Error {
         if ((streamId & 1) == 0 || streamId > highestOpenedStreamId) {
-            throw new Http2Error.ConnectionError(Http2ErrorCode.PROTOCOL, type + " on stream " + streamId
+            throw new Http2Error.ConnectionError(ErrorCode.PROTOCOL_ERROR, type + " on stream " + streamId
                     + ", which this client never opened (RFC 9113 section 5.1)");
         }
     }
@@ -757,7 +759,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         return settings;
     }
 
-    FrameWriter frames() {
+    Http2Writer frames() {
         return frames;
     }
 
@@ -769,7 +771,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     void flush() throws ConnectionLostException {
         if (Thread.currentThread() == readerThread) {
             if (!flusher.request()) {
-                connectionError(Http2ErrorCode.ENHANCE_YOUR_CALM, "more than " + ControlFlusher.MAX_QUEUED
+                connectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than " + ControlFlusher.MAX_QUEUED
                         + " control frames wait for a socket the peer does not read (RFC 9113 section 10.5)");
                 throw failure();
             }
@@ -893,7 +895,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     // ---------------------------------------------------------------------------------------------------------
 
     /** A frame of the connection's own (no window): a failure is reported through {@link #fail}. */
-    private void writeControl(Consumer<FrameWriter> frame) {
+    private void writeControl(Consumer<Http2Writer> frame) {
         synchronized (frames) {
             frame.accept(frames);
         }
@@ -904,7 +906,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         }
     }
 
-    private void streamError(int streamId, Http2ErrorCode code, String message) {
+    private void streamError(int streamId, ErrorCode code, String message) {
         Http2BusStream stream;
         lock.lock();
         try {
@@ -919,7 +921,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         }
     }
 
-    private void connectionError(Http2ErrorCode code, String message) {
+    private void connectionError(ErrorCode code, String message) {
         if (isOpen()) {
             goAway(code.code());
         }

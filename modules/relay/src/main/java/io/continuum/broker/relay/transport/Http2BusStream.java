@@ -9,8 +9,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.continuum.broker.h2.FrameWriter;
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2Writer;
 import io.continuum.broker.h2.ResponseFieldRules;
 
 /**
@@ -153,7 +154,7 @@ final class Http2BusStream implements BusStream {
                     seam.run();
                 }
                 boolean added;
-                FrameWriter frames = connection.frames();
+                Http2Writer frames = connection.frames();
                 boolean closing;
                 synchronized (frames) {
                     closing = frames.ended(); // our GOAWAY is out: nothing may follow it
@@ -206,7 +207,7 @@ final class Http2BusStream implements BusStream {
                 lock.unlock();
             }
             try {
-                FrameWriter frames = connection.frames();
+                Http2Writer frames = connection.frames();
                 synchronized (frames) {
                     if (!resetSent) {
                         frames.data(id, true, NO_BYTES, 0, 0);
@@ -423,33 +424,33 @@ final class Http2BusStream implements BusStream {
         }
         if (!state.remoteOpen()) {
             return new Violation("HEADERS after the response's END_STREAM (RFC 9113 section 5.1)",
-                    Http2ErrorCodes.STREAM_CLOSED);
+                    ErrorCode.STREAM_CLOSED.code());
         }
         if (head == null) {
             Optional<String> malformed = ResponseFieldRules.headViolation(fields);
             if (malformed.isPresent()) {
-                return new Violation(malformed.get(), Http2ErrorCodes.PROTOCOL_ERROR);
+                return new Violation(malformed.get(), ErrorCode.PROTOCOL_ERROR.code());
             }
             ResponseHead parsed = responseHead(fields);
             if (parsed.status() == 101) {
                 return new Violation("status 101: not allowed in HTTP/2 (RFC 9113 section 8.6)",
-                        Http2ErrorCodes.PROTOCOL_ERROR);
+                        ErrorCode.PROTOCOL_ERROR.code());
             }
             if (ResponseFieldRules.informational(parsed.status())) {
                 if (endStream) {
                     return new Violation("informational status " + parsed.status() + " with END_STREAM (RFC 9113"
-                            + " section 8.1)", Http2ErrorCodes.PROTOCOL_ERROR);
+                            + " section 8.1)", ErrorCode.PROTOCOL_ERROR.code());
                 }
                 return null; // any number of 1xx heads may come before the final one
             }
             head = parsed;
         } else if (!endStream) {
             return new Violation("HEADERS after the response head without END_STREAM (RFC 9113 section 8.1)",
-                    Http2ErrorCodes.PROTOCOL_ERROR);
+                    ErrorCode.PROTOCOL_ERROR.code());
         } else {
             Optional<String> malformed = ResponseFieldRules.trailersViolation(fields);
             if (malformed.isPresent()) {
-                return new Violation(malformed.get(), Http2ErrorCodes.PROTOCOL_ERROR);
+                return new Violation(malformed.get(), ErrorCode.PROTOCOL_ERROR.code());
             }
         }
         if (endStream) {
@@ -525,7 +526,7 @@ final class Http2BusStream implements BusStream {
             lock.unlock();
         }
         try {
-            FrameWriter frames = connection.frames();
+            Http2Writer frames = connection.frames();
             synchronized (frames) {
                 resetSent = true;
                 if (sendReset) {

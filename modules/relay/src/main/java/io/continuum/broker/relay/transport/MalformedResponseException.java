@@ -1,5 +1,7 @@
 package io.continuum.broker.relay.transport;
 
+import io.continuum.broker.h2.ErrorCode;
+
 /**
  * The peer's response on a stream broke HTTP/2's rules for a stream (RFC 9113 sections 8.1 and 5.1): DATA before
  * the response HEADERS, or DATA after its END_STREAM. The transport has reset the stream (PROTOCOL_ERROR or
@@ -13,6 +15,6 @@ public final class MalformedResponseException extends TransportException {
      */
     public MalformedResponseException(long streamId, String violation, long resetCode) {
         super("malformed response on stream " + streamId + ": " + violation + "; reset "
-                + Http2ErrorCodes.name(resetCode));
+                + ErrorCode.name(resetCode));
     }
 }

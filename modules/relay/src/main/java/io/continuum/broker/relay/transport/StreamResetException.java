@@ -1,9 +1,11 @@
 package io.continuum.broker.relay.transport;
 
+import io.continuum.broker.h2.ErrorCode;
+
 /** The stream was reset: by the peer (RST_STREAM) or locally by {@link BusStream#cancel()}. */
 public final class StreamResetException extends TransportException {
     /** HTTP/2 error code CANCEL (0x8), the code of a local {@link BusStream#cancel()}. */
-    public static final long CANCEL = 0x8;
+    public static final long CANCEL = ErrorCode.CANCEL.code();
 
     private final long errorCode;
     private final boolean byPeer;
@@ -15,7 +17,7 @@ public final class StreamResetException extends TransportException {
      */
     public StreamResetException(long streamId, long errorCode, boolean byPeer) {
         super("stream " + streamId + (byPeer ? " reset by peer: " : " cancelled locally: ")
-                + Http2ErrorCodes.name(errorCode));
+                + ErrorCode.name(errorCode));
         this.errorCode = errorCode;
         this.byPeer = byPeer;
     }

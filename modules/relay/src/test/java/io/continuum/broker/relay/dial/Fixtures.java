@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
-import io.continuum.broker.relay.MutableView;
 import io.continuum.broker.protocol.Target;
-import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.relay.MutableView;
+import io.continuum.broker.relay.api.Cidr;
 
 /**
  * Builds target checks for tests: namespace {@code dynamo}, a synced view, and loopback made

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
+import io.continuum.broker.relay.api.DialDefaults;
 
 /**
  * The shrinkable deadlines default to the spec's values, and the convenience constructors use them.

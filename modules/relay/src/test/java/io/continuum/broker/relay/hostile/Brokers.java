@@ -8,9 +8,9 @@ import io.continuum.broker.metadata.PublisherView;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
-import io.continuum.broker.relay.api.RelayConfig;
-import io.continuum.broker.relay.net.Cidr;
+import io.continuum.broker.relay.api.Cidr;
 import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
 
 /**
  * A broker built with the public API against any bus URL (a raw HTTP/2 peer, or a second broker on

@@ -16,10 +16,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.relay.BrokerHarness;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.leaks.Census;
+import io.continuum.broker.testing.net.LoopbackListener;
 import org.junit.jupiter.api.Test;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
@@ -286,6 +286,8 @@ class FaultsTest {
     private static int brokerThreads() {
         return (int) Census.threads().values().stream()
                 .filter(t -> t.stack().stream().anyMatch(f -> f.contains("io.continuum.broker.relay.session")
+                        || f.contains("io.continuum.broker.relay.stream")
+                        || f.contains("io.continuum.broker.relay.loop")
                         || f.contains("io.continuum.broker.relay.dial")
                         || f.contains("io.continuum.broker.relay.transport")
                         || f.contains("io.helidon.webclient")))

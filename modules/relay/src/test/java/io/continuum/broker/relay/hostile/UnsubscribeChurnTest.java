@@ -7,8 +7,9 @@ import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
-import io.continuum.broker.testing.net.LoopbackListener;
+import io.continuum.broker.testing.bus.EndToEnd;
 import io.continuum.broker.testing.bus.RouterSession;
+import io.continuum.broker.testing.net.LoopbackListener;
 import org.junit.jupiter.api.Test;
 
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
@@ -24,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * answer and the stream is reset). Each abort lands at a different point of the opening (dial,
  * slot, HEADERS): whatever it interrupts, only that stream ends, never the session's connection.
  */
+@EndToEnd
 class UnsubscribeChurnTest {
     @Test
     void subscribeThenUnsubscribeAtOnceNeverAnswersTwiceLeavesNothingOpenAndKeepsTheSession() throws Exception {

@@ -33,10 +33,9 @@ import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.Test;
 
 /**
- * Helidon neither wakes a cancelled stream's reader nor tells streams that their connection died; with the
- * transport's workarounds a dead connection (cut, GOAWAY, silent peer) fails every open stream's reader and writer
- * promptly with a typed error, fires onClose once, and leaves no thread or socket behind; a reset stream leaves
- * the others alone.
+ * A dead connection (cut, GOAWAY, silent peer) fails every open stream's reader and writer promptly with a typed
+ * error, fires onClose once, and leaves no thread or socket behind; a cancelled stream's reader wakes; a reset
+ * stream leaves the others alone.
  */
 class ConnectionDeathTest {
 

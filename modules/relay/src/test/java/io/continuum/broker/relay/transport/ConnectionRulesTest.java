@@ -145,8 +145,7 @@ class ConnectionRulesTest {
     /**
      * RFC 7541 section 4.2 and RFC 9113 section 6.5.2: a peer that allows no dynamic table gets header blocks that
      * announce the size 0 first and index nothing; the raw peer's decoder refuses a block without that announcement
-     * (closing the connection) and holds no table, so a reference into one would fail too. (Helidon 4.5.0's
-     * client, the transport before this one, sent its first block without the announcement.)
+     * (closing the connection) and holds no table, so a reference into one would fail too.
      */
     @Test
     void aPeerThatAllowsNoDynamicTableGetsBlocksThatIndexNothing() throws Exception {
@@ -166,8 +165,8 @@ class ConnectionRulesTest {
     }
 
     /**
-     * A request header of 20,000 bytes, larger than a frame and than the dynamic table. (Helidon 4.5.0's encoder,
-     * used by the transport before this one, looped forever adding a field larger than its table.)
+     * A request header of 20,000 bytes, larger than a frame and than the dynamic table: split into CONTINUATION
+     * frames, sent as a literal without indexing, and the encoder goes on.
      */
     @Test
     void headerBlocksLargerThanAFrameGoBothWaysAsContinuations() throws Exception {

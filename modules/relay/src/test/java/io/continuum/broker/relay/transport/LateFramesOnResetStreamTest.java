@@ -29,8 +29,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * RST_STREAM was written (the {@link ConnectionProbe#afterResetWritten} seam), and the seam returns only once the
  * connection's reader has processed it (two PING round trips: the second acknowledgement is read in a later
  * socket read than the injected frame, so the reader has handled that frame by then): the stream is gone from the
- * connection's map but its slot is not yet free. (Helidon 4.5.0's client, the transport before this one, failed
- * the whole connection on a DATA with END_STREAM or a HEADERS block there.)
+ * connection's map but its slot is not yet free. A DATA with END_STREAM or a HEADERS block there must not fail
+ * the connection.
  */
 class LateFramesOnResetStreamTest {
     private static final int RESET = 1;

@@ -24,8 +24,7 @@ import org.junit.jupiter.api.Test;
  * RFC 9113 section 8.1: a response is HEADERS, then DATA, and nothing after its END_STREAM. A peer that sends a
  * stream's DATA before its response HEADERS has sent a malformed response, which section 8.1.1 answers with a
  * stream error of type PROTOCOL_ERROR; DATA after END_STREAM is a stream error STREAM_CLOSED (section 5.1).
- * The transport resets only that stream, and the connection and its other streams go on (Helidon 4.5.0's client,
- * the transport before this one, treated both as connection errors: GOAWAY, every stream gone).
+ * The transport resets only that stream, and the connection and its other streams go on.
  */
 class MalformedResponseTest {
     private static final int MALFORMED = 1;
@@ -99,7 +98,7 @@ class MalformedResponseTest {
 
     /**
      * RFC 9113 section 5.1: DATA on a half-closed (remote) stream, after the response's END_STREAM while the request
-     * is still open, is a stream error STREAM_CLOSED. Helidon would end the connection.
+     * is still open, is a stream error STREAM_CLOSED: that stream is reset, the connection goes on.
      */
     @Test
     void dataAfterTheResponsesEndStreamResetsThatStreamWithStreamClosed() throws Exception {
@@ -129,8 +128,7 @@ class MalformedResponseTest {
 
     /**
      * DATA after END_STREAM on a stream both sides have ended, before the reader has taken that end: the stream is
-     * closed, and the frame is ignored (RFC 9113 section 5.1 allows it). Helidon would still hold the stream and
-     * take the frame for a connection error.
+     * closed, and the frame is ignored (RFC 9113 section 5.1 allows it), never a connection error.
      */
     @Test
     void dataAfterTheEndOfAStreamFinishedBothWaysIsIgnored() throws Exception {

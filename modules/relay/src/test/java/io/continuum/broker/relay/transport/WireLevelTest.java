@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * What the transport puts on the wire, seen by a bare HTTP/2 peer: authorization is a never-indexed literal, the
  * peer's MAX_CONCURRENT_STREAMS bounds open streams and the wait for a slot is bounded, the connection window is
  * opened, no stream WINDOW_UPDATE goes out before the bytes are released, and writes stay within the windows the
- * peer granted. (Each is a place where Helidon 4.5.0's client, the transport before this one, went wrong.)
+ * peer granted.
  */
 class WireLevelTest {
 
@@ -86,8 +86,8 @@ class WireLevelTest {
     }
 
     /**
-     * Seen from the peer (Helidon's concurrent writers overshoot the connection window): the client never sends more than the stream and connection windows the peer
-     * granted (counted exactly by a raw peer), across WINDOW_UPDATEs and a SETTINGS_INITIAL_WINDOW_SIZE change.
+     * Seen from the peer: the client never sends more than the stream and connection windows the peer granted
+     * (counted exactly by a raw peer), across WINDOW_UPDATEs and a SETTINGS_INITIAL_WINDOW_SIZE change.
      */
     @Test
     void writesStayExactlyWithinGrantedWindows() throws Exception {

@@ -24,10 +24,11 @@ import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
 import io.continuum.broker.h2.FrameHandler;
-import io.continuum.broker.h2.FrameReader;
-import io.continuum.broker.h2.FrameWriter;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.h2.Http2Error;
+import io.continuum.broker.h2.Http2Reader;
+import io.continuum.broker.h2.Http2Writer;
 import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.pki.ServerIdentity;
 
@@ -39,30 +40,30 @@ import io.continuum.broker.testing.pki.ServerIdentity;
  * HPACK are the codec's, tested once.
  */
 public final class RawH2Peer implements AutoCloseable {
-    private static final int END_STREAM = 0x1;
-    private static final int END_HEADERS = 0x4;
+    private static final int END_STREAM = Http2.FLAG_END_STREAM;
+    private static final int END_HEADERS = Http2.FLAG_END_HEADERS;
     /**
      * One frame as received: header blocks whole and decoded ({@link #fields}), DATA without padding; the payload
      * of RST_STREAM, WINDOW_UPDATE and GOAWAY as on the wire.
      */
     public record Frame(int type, int flags, int streamId, byte[] payload, List<HeaderField> fields) {
         /** DATA. */
-        public static final int DATA = 0x0;
+        public static final int DATA = Http2.TYPE_DATA;
         /** HEADERS (with its CONTINUATIONs). */
-        public static final int HEADERS = 0x1;
+        public static final int HEADERS = Http2.TYPE_HEADERS;
         /** RST_STREAM. */
-        public static final int RST_STREAM = 0x3;
+        public static final int RST_STREAM = Http2.TYPE_RST_STREAM;
         /** PING (only ACKs reach a test: the peer answers the client's PINGs itself). */
-        public static final int PING = 0x6;
+        public static final int PING = Http2.TYPE_PING;
         /** GOAWAY. */
-        public static final int GOAWAY = 0x7;
+        public static final int GOAWAY = Http2.TYPE_GOAWAY;
         /** WINDOW_UPDATE. */
-        public static final int WINDOW_UPDATE = 0x8;
+        public static final int WINDOW_UPDATE = Http2.TYPE_WINDOW_UPDATE;
         private static final byte[] NONE = new byte[0];
 
         /** @return whether END_STREAM is set (DATA, HEADERS) */
         public boolean endStream() {
-            return (flags & 0x1) != 0;
+            return (flags & Http2.FLAG_END_STREAM) != 0;
         }
 
         /** @return the value of the first field with this name, or null */
@@ -76,12 +77,12 @@ public final class RawH2Peer implements AutoCloseable {
     private final Map<Integer, Long> settings;
     private final String[] tlsProtocols;
     /** Frames written before the SETTINGS of each connection (a broken preface), or null. */
-    private final Consumer<FrameWriter> beforeSettings;
+    private final Consumer<Http2Writer> beforeSettings;
     private final BlockingQueue<Connection> connections = new LinkedBlockingQueue<>();
     private final AcceptLoop acceptor;
 
     private RawH2Peer(ServerIdentity identity, Map<Integer, Long> settings, String[] tlsProtocols,
-                      Consumer<FrameWriter> beforeSettings) throws IOException {
+                      Consumer<Http2Writer> beforeSettings) throws IOException {
         this.settings = settings;
         this.tlsProtocols = tlsProtocols;
         this.beforeSettings = beforeSettings;
@@ -121,7 +122,7 @@ public final class RawH2Peer implements AutoCloseable {
      * @return a started peer
      * @throws IOException when the socket cannot be opened
      */
-    public static RawH2Peer startWritingFirst(ServerIdentity identity, Consumer<FrameWriter> first)
+    public static RawH2Peer startWritingFirst(ServerIdentity identity, Consumer<Http2Writer> first)
             throws IOException {
         return new RawH2Peer(identity, Map.of(), null, first);
     }
@@ -164,8 +165,8 @@ public final class RawH2Peer implements AutoCloseable {
     /** One accepted client connection. */
     public final class Connection implements AutoCloseable, FrameHandler {
         private final SSLSocket socket;
-        private final FrameReader reader;
-        private final FrameWriter writer;
+        private final Http2Reader reader;
+        private final Http2Writer writer;
         private final BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
         private final Map<Integer, AtomicLong> dataBytes = new ConcurrentHashMap<>();
         /** WINDOW_UPDATE increments the client granted, per stream id (0: the connection); guarded by itself. */
@@ -184,19 +185,19 @@ public final class RawH2Peer implements AutoCloseable {
                 socket.setEnabledProtocols(tlsProtocols);
             }
             socket.startHandshake();
-            this.writer = new FrameWriter(socket.getOutputStream());
+            this.writer = new Http2Writer(socket.getOutputStream());
             try {
-                FrameReader.readClientPreface(socket.getInputStream());
+                Http2Reader.readClientPreface(socket.getInputStream());
             } catch (Http2Error e) {
                 throw new IOException(e);
             }
-            this.reader = new FrameReader(socket.getInputStream(), this);
+            this.reader = new Http2Reader(socket.getInputStream(), this);
             reader.expectSettingsFirst();
-            Long maxFrame = settings.get(0x5);
+            Long maxFrame = settings.get(Http2.SETTINGS_MAX_FRAME_SIZE);
             if (maxFrame != null) {
                 reader.maxFrameSize(Math.toIntExact(maxFrame)); // from the start: no ACK is awaited
             }
-            Long tableSize = settings.get(0x1);
+            Long tableSize = settings.get(Http2.SETTINGS_HEADER_TABLE_SIZE);
             if (tableSize != null) {
                 reader.headerTableSize(tableSize); // likewise: the client's first header block must announce it
             }
@@ -368,7 +369,7 @@ public final class RawH2Peer implements AutoCloseable {
          * Sends what {@code frames} writes in one socket write (so, on loopback, usually in one read of the
          * client's), e.g. HEADERS and DATA back to back.
          */
-        public void sendTogether(Consumer<FrameWriter> frames) throws IOException {
+        public void sendTogether(Consumer<Http2Writer> frames) throws IOException {
             synchronized (writer) { // contiguous, whatever another thread sends meanwhile
                 frames.accept(writer);
             }
@@ -430,7 +431,7 @@ public final class RawH2Peer implements AutoCloseable {
         @Override
         public void ping(boolean ack, long payload) {
             if (ack) { // the answer to a PING the test sent
-                frames.add(new Frame(Frame.PING, 0x1, 0, ByteBuffer.allocate(8).putLong(payload).array(), List.of()));
+                frames.add(new Frame(Frame.PING, Http2.FLAG_ACK, 0, ByteBuffer.allocate(8).putLong(payload).array(), List.of()));
             } else if (answerPings) {
                 reply(w -> w.ping(true, payload));
             }
@@ -441,12 +442,12 @@ public final class RawH2Peer implements AutoCloseable {
             byte[] bytes = new byte[data.remaining()]; // the reader reuses its buffer
             data.get(bytes);
             dataBytes.computeIfAbsent(streamId, k -> new AtomicLong()).addAndGet(bytes.length);
-            frames.add(new Frame(Frame.DATA, endStream ? 0x1 : 0, streamId, bytes, List.of()));
+            frames.add(new Frame(Frame.DATA, endStream ? END_STREAM : 0, streamId, bytes, List.of()));
         }
 
         @Override
         public void headers(int streamId, boolean endStream, List<HeaderField> fields) {
-            frames.add(new Frame(Frame.HEADERS, 0x4 | (endStream ? 0x1 : 0), streamId, Frame.NONE, fields));
+            frames.add(new Frame(Frame.HEADERS, END_HEADERS | (endStream ? END_STREAM : 0), streamId, Frame.NONE, fields));
         }
 
         @Override
@@ -472,7 +473,7 @@ public final class RawH2Peer implements AutoCloseable {
             frames.add(new Frame(Frame.GOAWAY, 0, 0, payload, List.of()));
         }
 
-        private void reply(Consumer<FrameWriter> frame) {
+        private void reply(Consumer<Http2Writer> frame) {
             try {
                 sendTogether(frame);
             } catch (IOException e) {

@@ -1,0 +1,315 @@
+package io.continuum.broker.relay.stream;
+
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The publisher-to-router queue of one data stream (R-BUF 1-4). The publisher socket is read
+ * continuously and every chunk is offered here without ever blocking the reader: a chunk is
+ * charged its length plus {@link #CHUNK_OVERHEAD_BYTES} against both the stream's budget and the
+ * session's; when either would be exceeded the offer fails and the stream must close with
+ * {@code buffer_overflow}. The charge is returned once the writer has handed the chunk to the
+ * HTTP/2 stream ({@link #written}).
+ * <p>
+ * One producer (the socket reader) and one consumer (the stream writer).
+ */
+public final class ChunkQueue {
+    /** R-BUF 3: queue-item overhead charged per chunk. */
+    public static final int CHUNK_OVERHEAD_BYTES = 64;
+
+    private final int streamLimit;
+    private final SessionBudget session;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition notEmpty = lock.newCondition();
+    private final ArrayDeque<byte[]> chunks = new ArrayDeque<>();
+    private long streamUsed;
+    private long peakUsed;
+    private boolean closed;
+    private boolean ended;
+
+    /**
+     * Creates a queue.
+     *
+     * @param streamLimitBytes the session's negotiated {@code max_stream_buffer_bytes}
+     * @param session          the session's shared budget
+     */
+    public ChunkQueue(int streamLimitBytes, SessionBudget session) {
+        if (streamLimitBytes <= CHUNK_OVERHEAD_BYTES) {
+            throw new IllegalArgumentException("stream budget too small: " + streamLimitBytes);
+        }
+        this.streamLimit = streamLimitBytes;
+        this.session = session;
+    }
+
+    /**
+     * Offers a chunk; never blocks.
+     *
+     * @param chunk bytes read from the publisher (owned by the queue from now on)
+     * @return true when queued; false when it would exceed the stream or session budget (nothing
+     *         was charged) or the queue is closed
+     */
+    public boolean offer(byte[] chunk) {
+        long charge = (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+        lock.lock();
+        try {
+            if (closed || ended) {
+                return false;
+            }
+            if (streamUsed + charge > streamLimit) {
+                return false;
+            }
+            if (!session.tryCharge(charge)) {
+                return false;
+            }
+            streamUsed += charge;
+            peakUsed = Math.max(peakUsed, streamUsed);
+            chunks.addLast(chunk);
+            notEmpty.signal();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Marks the end of the publisher's bytes: {@link #take} returns null once the queue is drained.
+     */
+    public void end() {
+        lock.lock();
+        try {
+            ended = true;
+            notEmpty.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes the next chunk, waiting for one. The chunk stays charged until {@link #written}.
+     *
+     * @return next chunk, or null after {@link #end} once drained, or after {@link #close}
+     * @throws InterruptedException when interrupted
+     */
+    public byte[] take() throws InterruptedException {
+        lock.lock();
+        try {
+            if (!awaitChunk()) {
+                return null;
+            }
+            return chunks.pollFirst();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Under the lock: waits for a chunk; false once closed, or ended and drained. */
+    private boolean awaitChunk() throws InterruptedException {
+        while (chunks.isEmpty() && !ended && !closed) {
+            notEmpty.await();
+        }
+        return !closed && !chunks.isEmpty();
+    }
+
+    /**
+     * Chunks taken together by {@link #takeBatch}: their bytes joined in order, and how many chunks they were
+     * (each stays charged its length plus {@link #CHUNK_OVERHEAD_BYTES} until {@link #written(Batch)}).
+     *
+     * @param bytes  the chunks' bytes, in order
+     * @param chunks how many chunks
+     */
+    public record Batch(byte[] bytes, int chunks) {
+        long charge() {
+            return (long) bytes.length + (long) chunks * CHUNK_OVERHEAD_BYTES;
+        }
+    }
+
+    /**
+     * Takes the next chunk, waiting for one, together with every further chunk already queued while the total
+     * stays within {@code maxBytes} (a writer that fell behind then writes them in one go instead of one write
+     * per chunk). A single chunk is returned as it is, without a copy.
+     *
+     * @param maxBytes most bytes to join (a first chunk larger than this is returned alone)
+     * @return the batch, or null after {@link #end} once drained, or after {@link #close}
+     * @throws InterruptedException when interrupted
+     */
+    public Batch takeBatch(int maxBytes) throws InterruptedException {
+        lock.lock();
+        try {
+            if (!awaitChunk()) {
+                return null;
+            }
+            byte[] first = chunks.pollFirst();
+            byte[] next = chunks.peekFirst();
+            if (next == null || first.length + next.length > maxBytes) {
+                return new Batch(first, 1);
+            }
+            int total = first.length;
+            int count = 0;
+            for (byte[] c : chunks) {
+                if (total + c.length > maxBytes) {
+                    break;
+                }
+                total += c.length;
+                count++;
+            }
+            byte[] joined = Arrays.copyOf(first, total);
+            int at = first.length;
+            for (int i = 0; i < count; i++) {
+                byte[] c = chunks.pollFirst();
+                System.arraycopy(c, 0, joined, at, c.length);
+                at += c.length;
+            }
+            return new Batch(joined, count + 1);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Returns a taken batch's charge once it has been handed to the HTTP/2 stream.
+     *
+     * @param batch the batch {@link #takeBatch} returned
+     */
+    public void written(Batch batch) {
+        release(batch.charge());
+    }
+
+    /**
+     * Takes the next chunk, waiting at most {@code timeout}.
+     *
+     * @param timeout longest wait
+     * @param unit    unit of {@code timeout}
+     * @return next chunk; null at end, when closed, or on timeout (see {@link #isFinished})
+     * @throws InterruptedException when interrupted
+     */
+    public byte[] poll(long timeout, TimeUnit unit) throws InterruptedException {
+        long nanos = unit.toNanos(timeout);
+        lock.lock();
+        try {
+            while (chunks.isEmpty() && !ended && !closed) {
+                if (nanos <= 0) {
+                    return null;
+                }
+                nanos = notEmpty.awaitNanos(nanos);
+            }
+            if (closed) {
+                return null;
+            }
+            return chunks.pollFirst();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Returns a taken chunk's charge once it has been handed to the HTTP/2 stream.
+     *
+     * @param chunk the chunk {@link #take} returned
+     */
+    public void written(byte[] chunk) {
+        release((long) chunk.length + CHUNK_OVERHEAD_BYTES);
+    }
+
+    /** Returns a charge to this stream's and the session's budget. */
+    private void release(long charge) {
+        lock.lock();
+        try {
+            streamUsed -= charge;
+        } finally {
+            lock.unlock();
+        }
+        session.release(charge);
+    }
+
+    /**
+     * Discards everything queued, returns every charge, and wakes the consumer. Idempotent.
+     * A chunk taken but not yet {@link #written} stays the taker's to release.
+     */
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            long discarded = 0;
+            for (byte[] chunk : chunks) {
+                discarded += (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+            }
+            chunks.clear();
+            streamUsed -= discarded;
+            session.release(discarded);
+            notEmpty.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether the consumer has nothing more to take: closed, or ended and drained.
+     *
+     * @return true when finished
+     */
+    public boolean isFinished() {
+        lock.lock();
+        try {
+            return closed || (ended && chunks.isEmpty());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether {@link #close} was called (as opposed to a normal {@link #end}).
+     *
+     * @return true once closed
+     */
+    public boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Bytes charged to this stream right now (queued and in-flight chunks, overhead included).
+     *
+     * @return charged bytes
+     */
+    public long usedBytes() {
+        lock.lock();
+        try {
+            return streamUsed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Highest charge this stream reached.
+     *
+     * @return peak charged bytes
+     */
+    public long peakBytes() {
+        lock.lock();
+        try {
+            return peakUsed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The stream budget.
+     *
+     * @return limit in bytes
+     */
+    public int limitBytes() {
+        return streamLimit;
+    }
+}
