@@ -68,7 +68,8 @@ public final class EventBroker implements AutoCloseable {
      * @return broker, not started
      */
     public static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics) {
-        return create(config, view, metrics, TransportSettings.defaults().connector(), RandomGenerator.getDefault());
+        return create(config, view, metrics, BusConnector.of(TransportSettings.defaults()),
+                RandomGenerator.getDefault());
     }
 
     static EventBroker create(RelayConfig config, PublisherView view, RelayMetrics metrics, BusConnector connector,

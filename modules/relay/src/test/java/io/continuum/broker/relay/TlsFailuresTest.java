@@ -1,7 +1,7 @@
 package io.continuum.broker.relay;
 
-import io.continuum.broker.testing.net.AcceptLoop;
 import io.continuum.broker.testing.await.Poll;
+import io.continuum.broker.testing.net.AcceptLoop;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -34,8 +34,9 @@ import io.continuum.broker.testing.pki.ServerIdentity;
 import io.continuum.broker.testing.secrets.Secrets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.Credential;
+import io.continuum.broker.relay.api.RelayConfig;
+import io.continuum.broker.relay.transport.BusConnector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -151,7 +152,7 @@ class TlsFailuresTest {
         try (LogLines logs = LogLines.capture("io.continuum.broker.relay",
                 new EventFormatter(EventFormatter.Style.LOGFMT, false), null);
              EventBroker broker = EventBroker.create(config.apply(b).build(), new MutableView().synced(true), metrics,
-                     TransportSettings.defaults().connector(), RandomGenerator.getDefault())) {
+                     BusConnector.of(TransportSettings.defaults()), RandomGenerator.getDefault())) {
             broker.start();
             List<Long> accepts = new ArrayList<>();
             for (int i = 0; i < ATTEMPTS; i++) {

@@ -84,10 +84,11 @@ public class ReaderPathBench {
         BusEndpoint endpoint = new BusEndpoint(URI.create("https://localhost:" + listener.getLocalPort()),
                 TlsTrust.certificates(List.of(pki.caCertificate())), null, Duration.ofSeconds(10),
                 "continuum-event-broker/bench");
-        connection = (Http2BusConnection) TransportSettings.defaults().connector().connect(endpoint);
+        connection = (Http2BusConnection) BusConnector.of(TransportSettings.defaults()).connect(endpoint);
         stream = connection.open(new StreamRequest("POST", "/bus/v1/streams/1", List.of(
                 Header.of("content-type", "application/octet-stream"))), Duration.ofSeconds(10), () -> true);
-        connection.headers(STREAM, false, List.of(new HeaderField(":status", "200"))); // as the reader would
+        // as the reader would
+        connection.frameHandler().headers(STREAM, false, List.of(new HeaderField(":status", "200")));
         stream.awaitResponseHead(Duration.ofSeconds(10));
         // the reader's own thread is this one from now on: its answers go to the flusher, as on the real reader
         java.lang.reflect.Field reader = Http2BusConnection.class.getDeclaredField("readerThread");
@@ -158,7 +159,7 @@ public class ReaderPathBench {
     }
 
     private void readAll(byte[] frames) throws Exception {
-        Http2Reader reader = new Http2Reader(new ByteArrayInputStream(frames), connection);
+        Http2Reader reader = new Http2Reader(new ByteArrayInputStream(frames), connection.frameHandler());
         while (reader.nextFrame()) {
             // every frame to the connection's handler
         }

@@ -27,8 +27,8 @@ import io.continuum.broker.relay.transport.BusStream;
  * {@link #run} blocks until the session ends and returns how it went. This class only wires the session's jobs,
  * each its own class:
  * <pre>
- *   Handshake      connect, hello, response head ({@link HeadCheck}), welcome
- *   FrameDispatch  the reader: router frames to their jobs, subscribe rows 1-3
+ *   Handshake      connect, hello, response head ({@link HeadCheck})
+ *   FrameDispatch  the session stream's one reader: welcome, then router frames to their jobs, subscribe rows 1-3
  *   SessionStreams the table of data streams and the {@link StreamContext} they run in
  *   SessionTimers  heartbeat and idle timeout; the welcome deadline
  *   Drain          the router's drain (or its GOAWAY) and a local shutdown
@@ -95,9 +95,10 @@ public final class BusSession {
         this.streams = new SessionStreams(life, writer, headers, dialer, config.timeouts(), metrics, registry);
         this.timers = new SessionTimers(life, writer);
         this.drain = new Drain(config, life, writer, streams, registry.routerFrameLog());
-        this.dispatch = new FrameDispatch(life, decoder, timers, streams, drain, metrics, registry.routerFrameLog());
-        this.handshake = new Handshake(config, endpoint, connector, headers, life, writer, decoder, metrics,
-                dispatch::connectionClosed, drain::byGoAway);
+        this.dispatch = new FrameDispatch(life, decoder, timers, streams, drain, metrics, registry.routerFrameLog(),
+                this::welcomed);
+        this.handshake = new Handshake(config, endpoint, connector, headers, life, writer, dispatch::connectionClosed,
+                drain::byGoAway);
         this.teardown = new Teardown(life, streams, headers, metrics);
     }
 
@@ -109,8 +110,8 @@ public final class BusSession {
     public SessionOutcome run() {
         SessionLife.End e;
         try {
-            if (handshake.run() instanceof Handshake.Welcomed w && welcomed(w.welcome(), w.stream())) {
-                dispatch.serve(w.stream(), w.rest(), w.malformed());
+            if (handshake.run() instanceof Handshake.Opened opened) {
+                dispatch.serve(opened.stream(), opened.welcomeDeadline());
             }
         } catch (RuntimeException ex) {
             LOG.error("session_internal_error").cause(ex).log();
@@ -125,7 +126,10 @@ public final class BusSession {
                 drain.movedForStreamIds());
     }
 
-    /** Every job learns the negotiated limits; then the session counts as connected and its clocks start. */
+    /**
+     * On the reader, right after {@code welcome} was read: every job learns the negotiated limits; then the session
+     * counts as connected and its clocks start. False when the attempt ended meanwhile (a shutdown).
+     */
     private boolean welcomed(Frame.Welcome w, BusStream sessionStream) {
         SessionLimits l = SessionLimits.negotiate(w);
         limits = l;
@@ -178,7 +182,7 @@ public final class BusSession {
         }
     }
 
-    /** Test seam: runs on the session's thread right after the handshake accepted {@code welcome}. */
+    /** Test seam: runs on the session's reader right after it accepted {@code welcome}. */
     void afterWelcomeRead(Runnable hook) {
         life.afterWelcomeRead = hook;
     }

@@ -1,9 +1,10 @@
 package io.continuum.broker.relay.session;
 
 import java.nio.ByteBuffer;
-import java.util.List;
+import java.util.function.BiPredicate;
 
 import io.continuum.broker.event.EventLog;
+import io.continuum.broker.protocol.BusProtocol;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
@@ -18,8 +19,8 @@ import io.continuum.broker.relay.transport.StreamResetException;
 import io.continuum.broker.relay.transport.TransportException;
 
 /**
- * The welcomed session's reader (bus-protocol-v1.md sections 4 and 5): reads the session stream, decodes frames and
- * hands each to its job. A {@code subscribe}'s session-level checks (rows 1-3: draining, duplicate id,
+ * The session stream's one reader, from {@code hello} on (bus-protocol-v1.md sections 2, 4 and 5): its first state
+ * waits for {@code welcome} (section 2's rules), then it hands each frame of the welcomed session to its job. A {@code subscribe}'s session-level checks (rows 1-3: draining, duplicate id,
  * {@code max_streams}) run here, in the reader, so their decisions are race-free (the answers are written from
  * threads of their own: the reader never waits for the session stream); the rest of the open runs on the stream's
  * own thread. How the router ends its side decides the session's end reason.
@@ -37,9 +38,15 @@ final class FrameDispatch {
     private volatile SessionLimits limits;
     /** The welcomed session's stream: its reset by the router decides the end reason, whoever notices first. */
     private volatile BusStream sessionStream;
+    /** The session's own wiring once {@code welcome} is read: false when the attempt ended meanwhile. */
+    private final BiPredicate<Frame.Welcome, BusStream> onWelcome;
+    // the reader thread's own: welcome read and wired (frames are the session's), or the reading stopped
+    private boolean welcomedHere;
+    private boolean stopped;
 
     FrameDispatch(SessionLife life, FrameDecoder<Frame.RouterFrame> decoder, SessionTimers timers,
-                  SessionStreams streams, Drain drain, RelayMetrics metrics, RouterFrameLog routerFrameLog) {
+                  SessionStreams streams, Drain drain, RelayMetrics metrics, RouterFrameLog routerFrameLog,
+                  BiPredicate<Frame.Welcome, BusStream> onWelcome) {
         this.life = life;
         this.decoder = decoder;
         this.timers = timers;
@@ -47,6 +54,7 @@ final class FrameDispatch {
         this.drain = drain;
         this.metrics = metrics;
         this.routerFrameLog = routerFrameLog;
+        this.onWelcome = onWelcome;
     }
 
     void welcomed(SessionLimits negotiated, BusStream stream) {
@@ -54,49 +62,63 @@ final class FrameDispatch {
         sessionStream = stream;
     }
 
-    /** Frames that came behind {@code welcome} in its chunk, then a malformed one if any, then the stream. */
-    void serve(BusStream s, List<Frame.RouterFrame> rest, ProtocolException malformed) {
-        for (Frame f : rest) {
-            if (life.ended()) {
-                return;
-            }
-            dispatch(f);
+    /**
+     * Reads the session stream from {@code hello} on, until the session ends: first the handshake's last state, the
+     * frames up to {@code welcome} (section 2), then the welcomed session's (sections 4 and 5). One loop and one
+     * decoder for both, so a chunk that holds {@code welcome} and frames behind it is read once, the negotiated
+     * {@code max_frame_bytes} applying from the frame right after it.
+     *
+     * @param s               the session stream, its response head checked
+     * @param welcomeDeadline the handshake's deadline for {@code welcome}, cancelled once it is read
+     */
+    void serve(BusStream s, SessionTimers.Watchdog welcomeDeadline) {
+        try {
+            read(s, welcomeDeadline);
+        } finally {
+            welcomeDeadline.cancel();
         }
-        if (malformed != null) {
-            life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, malformed.getMessage());
-            return;
-        }
-        serve(s);
     }
 
-    private void serve(BusStream s) {
-        while (!life.ended()) {
+    private void read(BusStream s, SessionTimers.Watchdog welcomeDeadline) {
+        while (!life.ended() && !stopped) {
             ByteBuffer chunk;
             try {
                 chunk = s.read();
             } catch (TransportException e) {
-                if (!drain.completeIfRequestEnded()) {
+                if (!welcomedHere) {
+                    life.end(AttemptResult.FAILED, EndReason.CONNECT_FAILED, e.getMessage());
+                } else if (!drain.completeIfRequestEnded()) {
                     endAfterReadFailure(e);
                 }
                 return;
             }
             if (chunk == null) {
-                if (!drain.completeIfRequestEnded()) {
+                if (!welcomedHere) {
+                    life.end(AttemptResult.FAILED, EndReason.CONNECT_FAILED,
+                            "router ended the session stream before welcome");
+                } else if (!drain.completeIfRequestEnded()) {
                     life.end(AttemptResult.WELCOMED, EndReason.ROUTER_CLOSED, "router ended the session stream");
                 }
                 return;
             }
             int n = chunk.remaining();
             try {
-                // the sink form: every frame before a malformed one in the chunk is acted on first (decision 17)
+                // the sink form: every frame before a malformed one in the chunk is acted on first (decision 17),
+                // and section 2 decides by the first frame before welcome that is not ignored
                 decoder.decode(chunk, f -> {
-                    if (!life.ended()) {
+                    if (life.ended() || stopped) {
+                        return;
+                    }
+                    if (welcomedHere) {
                         dispatch(f);
+                    } else {
+                        beforeWelcome(f, s, welcomeDeadline);
                     }
                 });
             } catch (ProtocolException e) {
-                if (!life.ended()) { // a frame before it (a terminal error, say) may have ended the session
-                    life.end(AttemptResult.WELCOMED, EndReason.PROTOCOL_ERROR, e.getMessage());
+                if (!life.ended() && !stopped) { // a frame before it (a terminal error, say) may have ended it
+                    life.end(welcomedHere ? AttemptResult.WELCOMED : AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR,
+                            e.getMessage());
                 }
                 return;
             }
@@ -105,6 +127,37 @@ final class FrameDispatch {
             // answers get a turn before the next one. A hint, not a wait: the reader never waits for the session
             // stream (RouterStopsReadingTest), so a router's flood still meets the bound on waiting answers.
             Thread.yield();
+        }
+    }
+
+    /** Section 2: before {@code welcome}, unknown frames are ignored and anything else but an error refuses. */
+    private void beforeWelcome(Frame.RouterFrame f, BusStream s, SessionTimers.Watchdog welcomeDeadline) {
+        switch (f) {
+            case Frame.Unknown u -> metrics.unknownFrame();
+            case Frame.ErrorFrame err -> {
+                metrics.routerError(err.code(), err.terminal());
+                life.end(AttemptResult.REFUSED, EndReason.REFUSED, "router error before welcome: " + err.code().wire());
+            }
+            case Frame.Welcome w -> {
+                if (w.protocolVersion() != BusProtocol.VERSION) {
+                    life.end(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR,
+                            "welcome names version " + w.protocolVersion() + ", not offered");
+                    return;
+                }
+                // from the frame right behind welcome on, in this chunk too
+                decoder.setMaxFrameBytes(SessionLimits.negotiate(w).maxFrameBytes());
+                if (!life.welcomeRead()) {
+                    stopped = true; // a shutdown abandoned the attempt before this welcome was read
+                    return;
+                }
+                welcomeDeadline.cancel();
+                if (!onWelcome.test(w, s)) {
+                    stopped = true;
+                    return;
+                }
+                welcomedHere = true;
+            }
+            default -> life.end(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, "'" + f.type() + "' before welcome");
         }
     }
 

@@ -1,8 +1,6 @@
 package io.continuum.broker.relay.session;
 
-import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeoutException;
@@ -11,12 +9,8 @@ import java.util.function.Consumer;
 import io.continuum.broker.protocol.BusProtocol;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.protocol.FrameDecoder;
-import io.continuum.broker.protocol.ProtocolException;
-import io.continuum.broker.protocol.SessionLimits;
 import io.continuum.broker.relay.api.RelayConfig;
 import io.continuum.broker.relay.api.RelayMetrics.AttemptResult;
-import io.continuum.broker.relay.api.RelayMetrics;
 import io.continuum.broker.relay.session.SessionLife.State;
 import io.continuum.broker.relay.transport.BusConnectException;
 import io.continuum.broker.relay.transport.BusConnection;
@@ -27,18 +21,19 @@ import io.continuum.broker.relay.transport.ResponseHead;
 import io.continuum.broker.relay.transport.TransportException;
 
 /**
- * A session attempt up to {@code welcome} (bus-protocol-v1.md section 2): connect, open the session stream with
- * {@code hello} right behind its HEADERS, check the response head, then read frames until {@code welcome}.
- * {@code bus_connect_timeout} bounds TCP, TLS and HTTP/2 set-up up to sending {@code hello}; the response head
- * and {@code welcome} then get their own {@code bus_connect_timeout}, counted from {@code hello}.
+ * A session attempt up to the session stream's response head (bus-protocol-v1.md section 2): connect, open the
+ * session stream with {@code hello} right behind its HEADERS, check the response head. {@code bus_connect_timeout}
+ * bounds TCP, TLS and HTTP/2 set-up up to sending {@code hello}; the response head and {@code welcome} then get
+ * their own {@code bus_connect_timeout}, counted from {@code hello}. The frames up to {@code welcome} are read by
+ * the session stream's one reader, {@link FrameDispatch}, whose first state is the wait for it.
  * <pre>
- *   CONNECTING --connected--> AWAITING_WELCOME --welcome--> (WELCOMED: the session's to serve)
+ *   CONNECTING --connected--> AWAITING_WELCOME --response head 200--> (the reader waits for welcome)
  *   either --failure, refusal, deadline, shutdown--> ENDED
  * </pre>
  * A shutdown during the connect interrupts it ({@link #abandon}); none ever sends {@code hello} after it.
  */
 final class Handshake {
-    /** How the attempt went: ended (the end is on {@link SessionLife}), or welcomed with what came behind. */
+    /** How the attempt went: ended (the end is on {@link SessionLife}), or the session stream answered 200. */
     sealed interface Result {
     }
 
@@ -47,15 +42,12 @@ final class Handshake {
     }
 
     /**
-     * {@code welcome} arrived.
+     * The session stream is open and its response head said 200: {@code welcome} is next.
      *
-     * @param stream    the session stream, to be read on
-     * @param welcome   the router's welcome, of this broker's protocol version
-     * @param rest      frames that came in the same chunk right behind it, to be served in order
-     * @param malformed a malformed frame after those, which ends the welcomed session; or null
+     * @param stream          the session stream, to be read on
+     * @param welcomeDeadline ends the attempt unless {@code welcome} is read in time; the reader cancels it
      */
-    record Welcomed(BusStream stream, Frame.Welcome welcome, List<Frame.RouterFrame> rest, ProtocolException malformed)
-            implements Result {
+    record Opened(BusStream stream, SessionTimers.Watchdog welcomeDeadline) implements Result {
     }
 
     private static final Result ENDED = new Ended();
@@ -66,8 +58,6 @@ final class Handshake {
     private final SessionHeaders headers;
     private final SessionLife life;
     private final SessionWriter writer;
-    private final FrameDecoder<Frame.RouterFrame> decoder;
-    private final RelayMetrics metrics;
     private final Consumer<TransportException> onConnectionClosed;
     private final Runnable onGoAway;
     /** The thread inside {@link BusConnector#connect} while the attempt connects; guarded by the life's lock. */
@@ -76,16 +66,14 @@ final class Handshake {
     private volatile long startedNanos;
 
     Handshake(RelayConfig config, BusEndpoint endpoint, BusConnector connector, SessionHeaders headers,
-              SessionLife life, SessionWriter writer, FrameDecoder<Frame.RouterFrame> decoder, RelayMetrics metrics,
-              Consumer<TransportException> onConnectionClosed, Runnable onGoAway) {
+              SessionLife life, SessionWriter writer, Consumer<TransportException> onConnectionClosed,
+              Runnable onGoAway) {
         this.config = config;
         this.endpoint = endpoint;
         this.connector = connector;
         this.headers = headers;
         this.life = life;
         this.writer = writer;
-        this.decoder = decoder;
-        this.metrics = metrics;
         this.onConnectionClosed = onConnectionClosed;
         this.onGoAway = onGoAway;
     }
@@ -142,82 +130,13 @@ final class Handshake {
             retryAfter = refusal.get().retryAfter();
             return failed(AttemptResult.REFUSED, refusal.get().reason(), refusal.get().detail());
         }
-        SessionTimers.Watchdog deadline = SessionTimers.Watchdog.start(welcomeDeadline, () -> life.end(
-                AttemptResult.FAILED, EndReason.CONNECT_FAILED, "no welcome within " + config.busConnectTimeout()));
-        try {
-            return awaitWelcome(s);
-        } finally {
-            deadline.cancel();
-        }
+        return new Opened(s, SessionTimers.Watchdog.start(welcomeDeadline, () -> life.end(
+                AttemptResult.FAILED, EndReason.CONNECT_FAILED, "no welcome within " + config.busConnectTimeout())));
     }
 
     private Frame.Hello hello() {
         return new Frame.Hello(List.of(BusProtocol.VERSION), Frame.Hello.ROLE_BROKER, config.clientId(),
                 config.kubernetesNamespace(), config.dynamoNamespaces(), headers.userAgent());
-    }
-
-    /**
-     * Section 2 decides by the first frame that is not ignored, in order: what the router sent before a malformed
-     * frame (an error, a welcome) decides first; a malformed frame decides only when nothing before it did.
-     */
-    private Result awaitWelcome(BusStream s) {
-        while (!life.ended()) {
-            ByteBuffer chunk;
-            try {
-                chunk = s.read();
-            } catch (TransportException e) {
-                return failed(AttemptResult.FAILED, EndReason.CONNECT_FAILED, e.getMessage());
-            }
-            if (chunk == null) {
-                return failed(AttemptResult.FAILED, EndReason.CONNECT_FAILED,
-                        "router ended the session stream before welcome");
-            }
-            int n = chunk.remaining();
-            List<Frame.RouterFrame> frames = new ArrayList<>(2);
-            ProtocolException malformed = null;
-            try {
-                // The negotiated max_frame_bytes applies from the frame right behind welcome, even in the same
-                // chunk: the sink sets it before the decoder reads that frame's prefix.
-                decoder.decode(chunk, f -> {
-                    frames.add(f);
-                    if (f instanceof Frame.Welcome w && w.protocolVersion() == BusProtocol.VERSION) {
-                        decoder.setMaxFrameBytes(SessionLimits.negotiate(w).maxFrameBytes());
-                    }
-                });
-            } catch (ProtocolException e) {
-                malformed = e;
-            }
-            s.release(n);
-            for (int i = 0; i < frames.size(); i++) {
-                Frame f = frames.get(i);
-                switch (f) {
-                    case Frame.Unknown u -> metrics.unknownFrame();
-                    case Frame.ErrorFrame err -> {
-                        metrics.routerError(err.code(), err.terminal());
-                        return failed(AttemptResult.REFUSED, EndReason.REFUSED,
-                                "router error before welcome: " + err.code().wire());
-                    }
-                    case Frame.Welcome w -> {
-                        if (w.protocolVersion() != BusProtocol.VERSION) {
-                            return failed(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR,
-                                    "welcome names version " + w.protocolVersion() + ", not offered");
-                        }
-                        if (!life.welcomeRead()) {
-                            return ENDED; // a shutdown abandoned the attempt before this welcome was read
-                        }
-                        return new Welcomed(s, w, List.copyOf(frames.subList(i + 1, frames.size())), malformed);
-                    }
-                    default -> {
-                        return failed(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR,
-                                "'" + f.type() + "' before welcome");
-                    }
-                }
-            }
-            if (malformed != null) {
-                return failed(AttemptResult.REFUSED, EndReason.PROTOCOL_ERROR, malformed.getMessage());
-            }
-        }
-        return ENDED;
     }
 
     /** Time since the attempt started, for the connect-to-welcome histogram. */

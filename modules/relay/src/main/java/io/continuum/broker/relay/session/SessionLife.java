@@ -40,7 +40,7 @@ public final class SessionLife {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private volatile BusConnection connection;
-    /** The handshake accepted a {@code welcome}; guarded by {@link #lock}. */
+    /** The reader accepted a {@code welcome}; guarded by {@link #lock}. */
     private boolean welcomeRead;
     /** A shutdown abandoned the attempt before any {@code welcome} was accepted; guarded by {@link #lock}. */
     private boolean abandonedBeforeWelcome;
@@ -107,7 +107,7 @@ public final class SessionLife {
     }
 
     /**
-     * The handshake accepted a {@code welcome}: from now on a shutdown drains the session (sends {@code draining})
+     * The reader accepted a {@code welcome}: from now on a shutdown drains the session (sends {@code draining})
      * once it counts as welcomed, instead of abandoning it. One decision with {@link #abandonBeforeWelcomeLocked}.
      *
      * @return false when a shutdown abandoned the attempt first

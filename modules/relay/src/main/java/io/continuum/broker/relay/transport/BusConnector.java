@@ -13,4 +13,14 @@ public interface BusConnector {
      * @throws BusConnectException when TCP, TLS or HTTP/2 set-up fails or the deadline passes
      */
     BusConnection connect(BusEndpoint endpoint) throws BusConnectException;
+
+    /**
+     * The bus connector: one HTTP/2 connection of the transport's own per call, on the {@code h2} codec.
+     *
+     * @param settings windows, keepalive and the local stream cap
+     * @return a connector with these settings
+     */
+    static BusConnector of(TransportSettings settings) {
+        return new Http2BusConnector(settings);
+    }
 }

@@ -38,11 +38,12 @@ import io.continuum.broker.h2.Http2Writer;
  * {@link StreamSlots}, {@link Keepalive}, {@link ControlFlusher}, and per stream {@link StreamState},
  * {@link StreamReceiveWindow} and {@link InboundBuffer}.
  *
- * <p>Longer than the project's 500-line aim on purpose: the frame handler half (one method per inbound frame type)
- * and the half the streams call both read and change the same lock-guarded state (stream map, windows, failure);
- * split, each would reach into the other's fields, and the orderings that matter (a stream registered before its
- * HEADERS, the slot freed only behind a stream's last frame, every dropped DATA byte credited once) would no longer
- * be visible in one place.
+ * <p>Laid out as OkHttp's {@code Http2Connection}: the outbound half first (open, close, the {@code write…} methods
+ * and what {@link Http2BusStream} calls), then the inner {@link Reader}, the inbound half, one method per frame
+ * type, and last the {@link Probe} its tests read. Both halves read and change the same lock-guarded state (stream
+ * map, windows, failure), which is why they are one file: the orderings that matter (a stream registered before its
+ * HEADERS, the slot freed only behind a stream's last frame, every dropped DATA byte credited once) stay visible in
+ * one place.
  *
  * <p>A GOAWAY of this side is the last frame it writes ({@link Http2Writer#lastGoAway}): frames added after it,
  * DATA of a stream still writing among them, are dropped.
@@ -51,7 +52,7 @@ import io.continuum.broker.h2.Http2Writer;
  * held while writing to the socket. The writer's monitor orders frames: a stream id is taken, and a stream's
  * "reset sent" mark is checked, under it, so ids go out in order and no DATA follows our RST_STREAM.
  */
-final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive.Host, ConnectionProbe {
+final class Http2BusConnection implements BusConnection {
     private static final EventLog LOG = EventLog.of(Http2BusConnection.class);
     private static final int MAX_WINDOW = Integer.MAX_VALUE;
     /** How long a close waits for its GOAWAY to reach the socket before closing it regardless. */
@@ -77,6 +78,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private final TlsDialer.Dialed dialed;
     private final Http2Writer frames;
     private final Http2Reader reader;
+    /** The inbound half: the handler of every frame the peer sends, and the loop on the reader thread. */
+    private final Reader inbound = new Reader();
     private final StreamSlots slots;
     private final ConnectionWindows windows;
     private final Keepalive keepalive;
@@ -87,10 +90,6 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     /** Streams whose writer waits for the connection's send window: the only ones a WINDOW_UPDATE on 0 wakes. */
     private final Set<Http2BusStream> connectionWindowWaiters = new LinkedHashSet<>(); // guarded by lock
     /** Signals to a stream's reader and writer (test seam, {@link ConnectionProbe}): they follow need, not frames. */
-    // the reader thread's own: frames that change nothing, counted (RFC 9113 section 10.5)
-    private int consecutiveEmptyData;
-    private final FrameRateLimit resets = new FrameRateLimit(MAX_RESETS_PER_WINDOW, FRAME_RATE_WINDOW);
-    private final FrameRateLimit priorities = new FrameRateLimit(MAX_PRIORITIES_PER_WINDOW, FRAME_RATE_WINDOW);
     private long readerWakeUps; // guarded by lock
     private long writerWakeUps; // guarded by lock
     private final List<Consumer<TransportException>> closeListeners = new CopyOnWriteArrayList<>();
@@ -103,10 +102,8 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     private final AtomicReference<ConnectionLostException> closingLocally = new AtomicReference<>();
     private final String authority;
     private final String userAgent;
-    /** Test seams ({@link ConnectionProbe}). */
-    private volatile Runnable afterHeadersWritten;
-    private volatile Runnable afterGoAwayWritten;
-    volatile Runnable beforeDataAdded;
+    /** What tests may read and the seams where they step in. */
+    final Probe probe = new Probe();
     private int nextStreamId = 1; // guarded by the frames' monitor: ids reach the wire in the order taken
     /** The highest stream id this client opened, set before its HEADERS are written: see {@link #requireOpened}. */
     private volatile int highestOpenedStreamId;
@@ -119,11 +116,12 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         this.settings = settings;
         this.dialed = dialed;
         this.frames = new Http2Writer(dialed.tls().getOutputStream());
-        this.reader = new Http2Reader(dialed.tls().getInputStream(), this);
+        this.reader = new Http2Reader(dialed.tls().getInputStream(), inbound);
         reader.expectSettingsFirst();
         this.slots = new StreamSlots(settings.localStreamLimit());
         this.windows = new ConnectionWindows(this.settings);
-        this.keepalive = new Keepalive(this, settings);
+        this.keepalive = new Keepalive(lock, this::failureLocked, this::writePing,
+                detail -> fail(ConnectionLostException.Reason.KEEPALIVE_TIMEOUT, detail, null), settings);
         this.flusher = new ControlFlusher(frames, e -> fail(ConnectionLostException.Reason.SOCKET,
                 "write failed: " + e.getMessage(), e));
         String host = endpoint.host().indexOf(':') >= 0 ? "[" + endpoint.host() + "]" : endpoint.host();
@@ -154,7 +152,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             throw new BusConnectException(BusConnectException.Kind.HTTP2, "preface write failed: " + e.getMessage(),
                     e);
         }
-        Thread.ofVirtual().name("bus-h2-reader").start(this::readLoop);
+        Thread.ofVirtual().name("bus-h2-reader").start(inbound);
         try {
             if (!firstSettings.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 throw new BusConnectException(BusConnectException.Kind.TIMEOUT, "no SETTINGS from the peer", null);
@@ -217,7 +215,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             frames.headers(id, false, head);
         }
         flush();
-        Runnable hook = afterHeadersWritten;
+        Runnable hook = probe.afterHeadersWritten;
         if (hook != null) {
             hook.run();
         }
@@ -262,19 +260,6 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     @Override
-    public void startStreamIdsAt(int nextId) {
-        if ((nextId & 1) == 0 || nextId <= 0) {
-            throw new IllegalArgumentException("client stream ids are odd and positive: " + nextId);
-        }
-        synchronized (frames) {
-            if (nextId < nextStreamId) {
-                throw new IllegalArgumentException("ids only go up: next is " + nextStreamId);
-            }
-            nextStreamId = nextId;
-        }
-    }
-
-    @Override
     public void onGoAway(Runnable listener) {
         lock.lock();
         try {
@@ -302,32 +287,36 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             return;
         }
         if (isOpen()) {
-            goAway(ErrorCode.NO_ERROR.code());
+            writeGoAway(ErrorCode.NO_ERROR.code());
         }
         fail(why.reason(), why.getMessage(), null);
     }
 
-    // ---------------------------------------------------------------------------------------------------------
-    // Keepalive.Host
-
-    @Override
-    public ReentrantLock lock() {
-        return lock;
+    /** After the peer's graceful GOAWAY: once the last stream's last frame is written, our GOAWAY, then the close. */
+    private void closeOnceStreamsGone() {
+        try {
+            if (!slots.awaitNoneInUse()) {
+                return; // died or closed meanwhile
+            }
+        } catch (InterruptedException e) {
+            return;
+        }
+        closeAs(new ConnectionLostException(ConnectionLostException.Reason.GOING_AWAY,
+                "peer sent GOAWAY NO_ERROR and its last stream ended", null));
     }
 
-    @Override
-    public ConnectionLostException failureLocked() {
+    /** Lock held: why the connection ended, or null while it is open. */
+    ConnectionLostException failureLocked() {
         return failure;
     }
 
-    @Override
-    public void writePing(long opaque) {
+    /** The keepalive's PING (not an ACK). */
+    private void writePing(long opaque) {
         writeControl(w -> w.ping(false, opaque));
     }
 
     /** Declares the connection dead: idempotent, from any thread. */
-    @Override
-    public void fail(ConnectionLostException.Reason reason, String message, Throwable cause) {
+    void fail(ConnectionLostException.Reason reason, String message, Throwable cause) {
         ConnectionLostException closing = closingLocally.get();
         ConnectionLostException exception = closing != null ? closing // our own close made the peer hang up
                 : new ConnectionLostException(reason, message, cause);
@@ -369,394 +358,20 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    // ConnectionProbe
-
-    @Override
-    public boolean ping(Duration timeout) throws InterruptedException {
-        return keepalive.ping(timeout);
-    }
-
-    @Override
-    public long streamsInUse() {
-        return slots.inUse();
-    }
-
-    @Override
-    public long peerMaxConcurrentStreams() {
-        return slots.limit();
-    }
-
-    @Override
-    public long slotWaiters() {
-        return slots.waiting();
-    }
-
-    @Override
-    public String socketDescription() {
-        try {
-            return dialed.tls().getSession().getProtocol() + " alpn=" + dialed.tls().getApplicationProtocol()
-                    + " nodelay=" + dialed.tcp().getTcpNoDelay();
-        } catch (java.net.SocketException e) {
-            return "closed";
-        }
-    }
-
-    @Override
-    public long connectionBytesUncredited() {
-        lock.lock();
-        try {
-            return windows.uncredited();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public int streamsTracked() {
-        lock.lock();
-        try {
-            return streams.size();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public long readerWakeUps() {
-        lock.lock();
-        try {
-            return readerWakeUps;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public long writerWakeUps() {
-        lock.lock();
-        try {
-            return writerWakeUps;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public int inboundSegments(BusStream stream) {
-        lock.lock();
-        try {
-            return ((Http2BusStream) stream).inboundSegmentsLocked();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public void afterResetWritten(BusStream stream, Runnable hook) {
-        ((Http2BusStream) stream).afterResetWritten = hook;
-    }
-
-    @Override
-    public void afterHeadersWritten(Runnable hook) {
-        afterHeadersWritten = hook;
-    }
-
-    @Override
-    public void beforeDataAdded(Runnable hook) {
-        beforeDataAdded = hook;
-    }
-
-    @Override
-    public void afterGoAwayWritten(Runnable hook) {
-        afterGoAwayWritten = hook;
-    }
-
-    // ---------------------------------------------------------------------------------------------------------
-    // the reader thread: every inbound frame, in wire order
-
-    private void readLoop() {
-        readerThread = Thread.currentThread();
-        try {
-            while (true) {
-                try {
-                    if (!reader.nextFrame()) {
-                        fail(ConnectionLostException.Reason.SOCKET, "peer closed the connection", null);
-                        return;
-                    }
-                } catch (Http2Error e) {
-                    switch (e) {
-                        case Http2Error.StreamError s -> streamError(s.streamId(), s.code(), s.getMessage());
-                        case Http2Error.ConnectionError c -> {
-                            connectionError(c.code(), c.getMessage());
-                            return;
-                        }
-                    }
-                }
-            }
-        } catch (IOException e) {
-            fail(ConnectionLostException.Reason.SOCKET, "read failed: " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            fail(ConnectionLostException.Reason.PROTOCOL, "reader failed: " + e.getClass().getSimpleName(), e);
-        }
-    }
-
-    @Override
-    public void settings(boolean ack, Map<Integer, Long> values) throws Http2Error {
-        if (ack) {
-            return;
-        }
-        lock.lock();
-        try {
-            for (Map.Entry<Integer, Long> setting : values.entrySet()) {
-                long value = setting.getValue();
-                switch (setting.getKey()) {
-                    case Http2.SETTINGS_ENABLE_PUSH -> { // a server may only say 0 (section 6.5.2)
-                        if (value != 0) {
-                            throw new Http2Error.ConnectionError(ErrorCode.PROTOCOL_ERROR, "SETTINGS_ENABLE_PUSH "
-                                    + value + " from a server (RFC 9113 section 6.5.2)");
-                        }
-                    }
-                    case Http2.SETTINGS_MAX_CONCURRENT_STREAMS -> slots.limit(value); // new opens wait for it
-                    case Http2.SETTINGS_INITIAL_WINDOW_SIZE -> { // every open stream's send window moves
-                        long delta = windows.peerInitialWindow(value);
-                        for (Http2BusStream stream : streams.values()) {
-                            if (!stream.adjustSendWindowLocked(delta)) {
-                                throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
-                                        "SETTINGS_INITIAL_WINDOW_SIZE takes stream " + stream.id()
-                                                + "'s window above 2^31-1");
-                            }
-                        }
-                    }
-                    default -> {
-                        // others and unknown identifiers (RFC 9113 section 6.5.2) need nothing here
-                    }
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-        Map<Integer, Long> forWriter = new HashMap<>(values);
-        // DATA frames stay at 16 KiB whatever the peer allows (docs/benchmarks.md: larger ones did not pay)
-        forWriter.remove(Http2.SETTINGS_MAX_FRAME_SIZE);
-        writeControl(w -> {
-            w.applyPeerSettings(forWriter);
-            w.settingsAck();
-        });
-        firstSettings.countDown();
-    }
-
-    @Override
-    public void ping(boolean ack, long payload) {
-        if (ack) {
-            keepalive.acknowledged(payload);
-        } else {
-            writeControl(w -> w.ping(true, payload));
-        }
-    }
-
-    @Override
-    public void goAway(int lastStreamId, int errorCode, byte[] debugData) {
-        if (errorCode != 0) {
-            fail(ConnectionLostException.Reason.GOAWAY, "peer sent GOAWAY " + ErrorCode.name(errorCode)
-                    + " (last stream " + lastStreamId + ")", null);
-            return;
-        }
-        // Graceful (RFC 9113 section 6.8): the streams the peer processed run on; the others it never saw.
-        boolean first;
-        int last;
-        lock.lock();
-        try {
-            if (failure != null) {
-                return;
-            }
-            first = goingAway == null;
-            goAwayLastStreamId = Math.min(goAwayLastStreamId, lastStreamId);
-            last = goAwayLastStreamId;
-            goingAway = new ConnectionLostException(ConnectionLostException.Reason.GOING_AWAY,
-                    "peer sent GOAWAY NO_ERROR (last stream " + last + "): it takes no new streams", null);
-        } finally {
-            lock.unlock();
-        }
-        if (first) {
-            // the listeners learn it before any stream fails, so a stream's end already reads as the peer's close
-            slots.refuseNew(goingAway());
-            LOG.info("bus_going_away").field("last_stream_id", last).field("open_streams", streamsInUse()).log();
-            for (Runnable listener : goAwayListeners) {
-                try {
-                    listener.run();
-                } catch (RuntimeException e) {
-                    LOG.warn("connection_goaway_listener_failed").cause(e).log();
-                }
-            }
-            goAwayListeners.clear();
-        }
-        int credit = 0;
-        lock.lock();
-        try {
-            for (Http2BusStream stream : new ArrayList<>(streams.values())) {
-                if (stream.idInt() > last) {
-                    credit += stream.notProcessedLocked(new ConnectionLostException(
-                            ConnectionLostException.Reason.GOING_AWAY, "stream " + stream.id()
-                            + " not processed: above the peer's GOAWAY last stream " + last, null));
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-        sendWindowUpdates(0, 0, credit);
-        if (first) {
-            Thread.ofVirtual().name("bus-going-away").start(this::closeOnceStreamsGone);
-        }
-    }
-
-    /** After the peer's graceful GOAWAY: once the last stream's last frame is written, our GOAWAY, then the close. */
-    private void closeOnceStreamsGone() {
-        try {
-            if (!slots.awaitNoneInUse()) {
-                return; // died or closed meanwhile
-            }
-        } catch (InterruptedException e) {
-            return;
-        }
-        closeAs(new ConnectionLostException(ConnectionLostException.Reason.GOING_AWAY,
-                "peer sent GOAWAY NO_ERROR and its last stream ended", null));
-    }
-
-    @Override
-    public void windowUpdate(int streamId, int increment) throws Http2Error {
-        if (streamId != 0) {
-            requireOpened("WINDOW_UPDATE", streamId);
-        }
-        lock.lock();
-        try {
-            if (streamId == 0) {
-                if (windows.sendWindow() + increment > MAX_WINDOW) {
-                    throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
-                            "connection send window above 2^31-1");
-                }
-                windows.peerUpdate(increment);
-                wakeConnectionWindowWaitersLocked();
-                return;
-            }
-            Http2BusStream stream = streams.get(streamId);
-            if (stream != null && !stream.adjustSendWindowLocked(increment)) {
-                throw new Http2Error.StreamError(streamId, ErrorCode.FLOW_CONTROL_ERROR,
-                        "stream send window above 2^31-1");
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public void priority(int streamId, int dependency, int weight, boolean exclusive) throws Http2Error {
-        // ignored (RFC 9113 section 5.3.2 deprecates the scheme), counted
-        if (!priorities.allow(System.nanoTime())) {
-            throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than " + priorities.max()
-                    + " PRIORITY in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
-        }
-    }
-
-    @Override
-    public void rstStream(int streamId, int errorCode) throws Http2Error {
-        requireOpened("RST_STREAM", streamId);
-        if (!resets.allow(System.nanoTime())) {
-            throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than " + resets.max()
-                    + " RST_STREAM in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
-        }
-        int credit;
-        lock.lock();
-        try {
-            Http2BusStream stream = streams.get(streamId);
-            credit = stream == null ? 0 : stream.resetByPeerLocked(errorCode & 0xFFFF_FFFFL);
-        } finally {
-            lock.unlock();
-        }
-        sendWindowUpdates(0, 0, credit);
-    }
-
-    @Override
-    public void headers(int streamId, boolean endStream, List<HeaderField> fields) throws Http2Error {
-        requireOpened("HEADERS", streamId);
-        Http2BusStream stream;
-        Http2BusStream.Violation violation;
-        lock.lock();
-        try {
-            stream = streams.get(streamId);
-            // a stream this side is done with: ignored (its block was decoded, so HPACK stays in step)
-            violation = stream == null ? null : stream.headersLocked(fields, endStream);
-        } finally {
-            lock.unlock();
-        }
-        if (violation != null) {
-            stream.resetMalformed(violation.what(), violation.resetCode());
-        }
-    }
-
-    @Override
-    public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) throws Http2Error {
-        requireOpened("DATA", streamId);
-        int connectionCredit = 0;
-        int streamCredit = 0;
-        Http2BusStream violated = null;
-        DataVerdict verdict = DataVerdict.IGNORE;
-        lock.lock();
-        try {
-            if (!windows.received(flowControlled)) {
-                throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
-                        "peer exceeded the connection receive window");
-            }
-            Http2BusStream stream = streams.get(streamId);
-            verdict = stream == null ? DataVerdict.IGNORE : stream.dataVerdictLocked();
-            if (verdict != DataVerdict.PASS) {
-                // nobody will release these bytes: the connection's window gets them back now
-                connectionCredit = windows.credit(flowControlled);
-                violated = verdict.resetsStream() ? stream : null;
-            } else {
-                // counted on live streams only, as Netty's decoder hands its empty-frame check only frames it does
-                // not ignore: DATA on a stream this side reset is ignored (RFC 9113 section 5.1), empty or not
-                if (endStream || data.hasRemaining()) {
-                    consecutiveEmptyData = 0;
-                } else if (++consecutiveEmptyData > MAX_CONSECUTIVE_EMPTY_DATA) {
-                    throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than "
-                            + MAX_CONSECUTIVE_EMPTY_DATA + " consecutive empty DATA frames (RFC 9113 section 10.5)");
-                }
-                int padding = flowControlled - data.remaining();
-                if (!stream.receivedLocked(data, flowControlled, endStream)) {
-                    throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
-                            "peer exceeded the receive window of stream " + streamId);
-                }
-                if (padding > 0) { // padding reaches no publisher: credited at once
-                    streamCredit = stream.releaseLocked(padding);
-                    connectionCredit = windows.credit(padding);
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (violated != null) {
-            violated.resetMalformed(verdict.violation(), verdict.resetCode());
-        }
-        sendWindowUpdates(streamId, streamCredit, connectionCredit);
-    }
-
-    /**
-     * RFC 9113 section 5.1: a stream this client never opened is idle (a server opens none: push is off), and a frame
-     * on an idle stream other than HEADERS and PRIORITY is a connection PROTOCOL_ERROR; so is HEADERS, which only a
-     * server's push could make legal. Streams it opened and has closed are not idle: their late frames are ignored.
-     */
-    private void requireOpened(String type, int streamId) throws Http2Error {
-        if ((streamId & 1) == 0 || streamId > highestOpenedStreamId) {
-            throw new Http2Error.ConnectionError(ErrorCode.PROTOCOL_ERROR, type + " on stream " + streamId
-                    + ", which this client never opened (RFC 9113 section 5.1)");
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------
     // for Http2BusStream
 
     TransportSettings settings() {
         return settings;
+    }
+
+    /** @return what tests may read of this connection, and its seams */
+    ConnectionProbe probe() {
+        return probe;
+    }
+
+    /** @return the handler of inbound frames (the reader thread's; a benchmark drives it from memory) */
+    FrameHandler frameHandler() {
+        return inbound;
     }
 
     Http2Writer frames() {
@@ -859,7 +474,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
     }
 
     /** WINDOW_UPDATEs for a stream and the connection, in one write; nothing for zero increments. */
-    void sendWindowUpdates(int streamId, int streamIncrement, int connectionIncrement) {
+    void writeWindowUpdates(int streamId, int streamIncrement, int connectionIncrement) {
         if (streamIncrement <= 0 && connectionIncrement <= 0) {
             return;
         }
@@ -923,7 +538,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
 
     private void connectionError(ErrorCode code, String message) {
         if (isOpen()) {
-            goAway(code.code());
+            writeGoAway(code.code());
         }
         fail(ConnectionLostException.Reason.PROTOCOL, message, null);
     }
@@ -932,7 +547,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
      * GOAWAY (last stream 0: this side accepts no streams), written by its own thread and waited for up to
      * {@link #GOAWAY_LINGER}: a socket the peer stopped reading must not hold the close.
      */
-    private void goAway(int errorCode) {
+    private void writeGoAway(int errorCode) {
         synchronized (frames) {
             frames.lastGoAway(0, errorCode, new byte[0]); // nothing this connection writes follows it
         }
@@ -948,7 +563,7 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        Runnable hook = afterGoAwayWritten;
+        Runnable hook = probe.afterGoAwayWritten;
         if (hook != null) {
             hook.run();
         }
@@ -976,5 +591,419 @@ final class Http2BusConnection implements BusConnection, FrameHandler, Keepalive
             fields.add(new HeaderField("user-agent", userAgent));
         }
         return fields;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // the inbound half
+
+    /**
+     * What the peer sends, in wire order, on the connection's one reader thread (as OkHttp's {@code ReaderRunnable}):
+     * the loop that asks the {@link Http2Reader} for frames, and the {@link FrameHandler} it hands each one to. The
+     * counters of frames that change nothing are this thread's own; the rest it reads and changes under the
+     * connection's {@link #lock}. What it answers it never writes itself: {@link #flush} hands that to the flusher.
+     */
+    private final class Reader implements FrameHandler, Runnable {
+        /** Frames that change nothing, counted (RFC 9113 section 10.5). */
+        private int consecutiveEmptyData;
+        private final FrameRateLimit resets = new FrameRateLimit(MAX_RESETS_PER_WINDOW, FRAME_RATE_WINDOW);
+        private final FrameRateLimit priorities = new FrameRateLimit(MAX_PRIORITIES_PER_WINDOW, FRAME_RATE_WINDOW);
+
+        @Override
+        public void run() {
+            readerThread = Thread.currentThread();
+            try {
+                while (true) {
+                    try {
+                        if (!reader.nextFrame()) {
+                            fail(ConnectionLostException.Reason.SOCKET, "peer closed the connection", null);
+                            return;
+                        }
+                    } catch (Http2Error e) {
+                        switch (e) {
+                            case Http2Error.StreamError s -> streamError(s.streamId(), s.code(), s.getMessage());
+                            case Http2Error.ConnectionError c -> {
+                                connectionError(c.code(), c.getMessage());
+                                return;
+                            }
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                fail(ConnectionLostException.Reason.SOCKET, "read failed: " + e.getMessage(), e);
+            } catch (RuntimeException e) {
+                fail(ConnectionLostException.Reason.PROTOCOL, "reader failed: " + e.getClass().getSimpleName(), e);
+            }
+        }
+
+        @Override
+        public void settings(boolean ack, Map<Integer, Long> values) throws Http2Error {
+            if (ack) {
+                return;
+            }
+            lock.lock();
+            try {
+                for (Map.Entry<Integer, Long> setting : values.entrySet()) {
+                    long value = setting.getValue();
+                    switch (setting.getKey()) {
+                        case Http2.SETTINGS_ENABLE_PUSH -> { // a server may only say 0 (section 6.5.2)
+                            if (value != 0) {
+                                throw new Http2Error.ConnectionError(ErrorCode.PROTOCOL_ERROR, "SETTINGS_ENABLE_PUSH "
+                                        + value + " from a server (RFC 9113 section 6.5.2)");
+                            }
+                        }
+                        case Http2.SETTINGS_MAX_CONCURRENT_STREAMS -> slots.limit(value); // new opens wait for it
+                        case Http2.SETTINGS_INITIAL_WINDOW_SIZE -> { // every open stream's send window moves
+                            long delta = windows.peerInitialWindow(value);
+                            for (Http2BusStream stream : streams.values()) {
+                                if (!stream.adjustSendWindowLocked(delta)) {
+                                    throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
+                                            "SETTINGS_INITIAL_WINDOW_SIZE takes stream " + stream.id()
+                                                    + "'s window above 2^31-1");
+                                }
+                            }
+                        }
+                        default -> {
+                            // others and unknown identifiers (RFC 9113 section 6.5.2) need nothing here
+                        }
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            Map<Integer, Long> forWriter = new HashMap<>(values);
+            // DATA frames stay at 16 KiB whatever the peer allows (docs/benchmarks.md: larger ones did not pay)
+            forWriter.remove(Http2.SETTINGS_MAX_FRAME_SIZE);
+            writeControl(w -> {
+                w.applyPeerSettings(forWriter);
+                w.settingsAck();
+            });
+            firstSettings.countDown();
+        }
+
+        @Override
+        public void ping(boolean ack, long payload) {
+            if (ack) {
+                keepalive.acknowledged(payload);
+            } else {
+                writeControl(w -> w.ping(true, payload));
+            }
+        }
+
+        @Override
+        public void goAway(int lastStreamId, int errorCode, byte[] debugData) {
+            if (errorCode != 0) {
+                fail(ConnectionLostException.Reason.GOAWAY, "peer sent GOAWAY " + ErrorCode.name(errorCode)
+                        + " (last stream " + lastStreamId + ")", null);
+                return;
+            }
+            // Graceful (RFC 9113 section 6.8): the streams the peer processed run on; the others it never saw.
+            boolean first;
+            int last;
+            lock.lock();
+            try {
+                if (failure != null) {
+                    return;
+                }
+                first = goingAway == null;
+                goAwayLastStreamId = Math.min(goAwayLastStreamId, lastStreamId);
+                last = goAwayLastStreamId;
+                goingAway = new ConnectionLostException(ConnectionLostException.Reason.GOING_AWAY,
+                        "peer sent GOAWAY NO_ERROR (last stream " + last + "): it takes no new streams", null);
+            } finally {
+                lock.unlock();
+            }
+            if (first) {
+                // the listeners learn it before any stream fails, so a stream's end already reads as the peer's close
+                slots.refuseNew(goingAway());
+                LOG.info("bus_going_away").field("last_stream_id", last).field("open_streams", slots.inUse()).log();
+                for (Runnable listener : goAwayListeners) {
+                    try {
+                        listener.run();
+                    } catch (RuntimeException e) {
+                        LOG.warn("connection_goaway_listener_failed").cause(e).log();
+                    }
+                }
+                goAwayListeners.clear();
+            }
+            int credit = 0;
+            lock.lock();
+            try {
+                for (Http2BusStream stream : new ArrayList<>(streams.values())) {
+                    if (stream.idInt() > last) {
+                        credit += stream.notProcessedLocked(new ConnectionLostException(
+                                ConnectionLostException.Reason.GOING_AWAY, "stream " + stream.id()
+                                + " not processed: above the peer's GOAWAY last stream " + last, null));
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            writeWindowUpdates(0, 0, credit);
+            if (first) {
+                Thread.ofVirtual().name("bus-going-away").start(Http2BusConnection.this::closeOnceStreamsGone);
+            }
+        }
+
+        @Override
+        public void windowUpdate(int streamId, int increment) throws Http2Error {
+            if (streamId != 0) {
+                requireOpened("WINDOW_UPDATE", streamId);
+            }
+            lock.lock();
+            try {
+                if (streamId == 0) {
+                    if (windows.sendWindow() + increment > MAX_WINDOW) {
+                        throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
+                                "connection send window above 2^31-1");
+                    }
+                    windows.peerUpdate(increment);
+                    wakeConnectionWindowWaitersLocked();
+                    return;
+                }
+                Http2BusStream stream = streams.get(streamId);
+                if (stream != null && !stream.adjustSendWindowLocked(increment)) {
+                    throw new Http2Error.StreamError(streamId, ErrorCode.FLOW_CONTROL_ERROR,
+                            "stream send window above 2^31-1");
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public void priority(int streamId, int dependency, int weight, boolean exclusive) throws Http2Error {
+            // ignored (RFC 9113 section 5.3.2 deprecates the scheme), counted
+            if (!priorities.allow(System.nanoTime())) {
+                throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than " + priorities.max()
+                        + " PRIORITY in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
+            }
+        }
+
+        @Override
+        public void rstStream(int streamId, int errorCode) throws Http2Error {
+            requireOpened("RST_STREAM", streamId);
+            if (!resets.allow(System.nanoTime())) {
+                throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than " + resets.max()
+                        + " RST_STREAM in " + FRAME_RATE_WINDOW.toSeconds() + " s (RFC 9113 section 10.5)");
+            }
+            int credit;
+            lock.lock();
+            try {
+                Http2BusStream stream = streams.get(streamId);
+                credit = stream == null ? 0 : stream.resetByPeerLocked(errorCode & 0xFFFF_FFFFL);
+            } finally {
+                lock.unlock();
+            }
+            writeWindowUpdates(0, 0, credit);
+        }
+
+        @Override
+        public void headers(int streamId, boolean endStream, List<HeaderField> fields) throws Http2Error {
+            requireOpened("HEADERS", streamId);
+            Http2BusStream stream;
+            Http2BusStream.Violation violation;
+            lock.lock();
+            try {
+                stream = streams.get(streamId);
+                // a stream this side is done with: ignored (its block was decoded, so HPACK stays in step)
+                violation = stream == null ? null : stream.headersLocked(fields, endStream);
+            } finally {
+                lock.unlock();
+            }
+            if (violation != null) {
+                stream.resetMalformed(violation.what(), violation.resetCode());
+            }
+        }
+
+        @Override
+        public void data(int streamId, boolean endStream, ByteBuffer data, int flowControlled) throws Http2Error {
+            requireOpened("DATA", streamId);
+            int connectionCredit = 0;
+            int streamCredit = 0;
+            Http2BusStream violated = null;
+            DataVerdict verdict = DataVerdict.IGNORE;
+            lock.lock();
+            try {
+                if (!windows.received(flowControlled)) {
+                    throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
+                            "peer exceeded the connection receive window");
+                }
+                Http2BusStream stream = streams.get(streamId);
+                verdict = stream == null ? DataVerdict.IGNORE : stream.dataVerdictLocked();
+                if (verdict != DataVerdict.PASS) {
+                    // nobody will release these bytes: the connection's window gets them back now
+                    connectionCredit = windows.credit(flowControlled);
+                    violated = verdict.resetsStream() ? stream : null;
+                } else {
+                    // counted on live streams only, as Netty's decoder hands its empty-frame check only frames it does
+                    // not ignore: DATA on a stream this side reset is ignored (RFC 9113 section 5.1), empty or not
+                    if (endStream || data.hasRemaining()) {
+                        consecutiveEmptyData = 0;
+                    } else if (++consecutiveEmptyData > MAX_CONSECUTIVE_EMPTY_DATA) {
+                        throw new Http2Error.ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, "more than "
+                                + MAX_CONSECUTIVE_EMPTY_DATA + " consecutive empty DATA frames (RFC 9113 section 10.5)");
+                    }
+                    int padding = flowControlled - data.remaining();
+                    if (!stream.receivedLocked(data, flowControlled, endStream)) {
+                        throw new Http2Error.ConnectionError(ErrorCode.FLOW_CONTROL_ERROR,
+                                "peer exceeded the receive window of stream " + streamId);
+                    }
+                    if (padding > 0) { // padding reaches no publisher: credited at once
+                        streamCredit = stream.releaseLocked(padding);
+                        connectionCredit = windows.credit(padding);
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (violated != null) {
+                violated.resetMalformed(verdict.violation(), verdict.resetCode());
+            }
+            writeWindowUpdates(streamId, streamCredit, connectionCredit);
+        }
+
+        /**
+         * RFC 9113 section 5.1: a stream this client never opened is idle (a server opens none: push is off), and a frame
+         * on an idle stream other than HEADERS and PRIORITY is a connection PROTOCOL_ERROR; so is HEADERS, which only a
+         * server's push could make legal. Streams it opened and has closed are not idle: their late frames are ignored.
+         */
+        private void requireOpened(String type, int streamId) throws Http2Error {
+            if ((streamId & 1) == 0 || streamId > highestOpenedStreamId) {
+                throw new Http2Error.ConnectionError(ErrorCode.PROTOCOL_ERROR, type + " on stream " + streamId
+                        + ", which this client never opened (RFC 9113 section 5.1)");
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // what tests may read and where they may step in
+
+    /**
+     * This connection as its tests see it ({@link ConnectionProbe}): counters read under the lock, and the seams
+     * where a test makes the peer's frames arrive at an exact moment. The seams are this object's fields; an unset
+     * one costs the connection one volatile read.
+     */
+    final class Probe implements ConnectionProbe {
+        private volatile Runnable afterHeadersWritten;
+        private volatile Runnable afterGoAwayWritten;
+        volatile Runnable beforeDataAdded;
+
+        @Override
+        public boolean isOpen() {
+            return Http2BusConnection.this.isOpen();
+        }
+
+        @Override
+        public void startStreamIdsAt(int nextId) {
+            if ((nextId & 1) == 0 || nextId <= 0) {
+                throw new IllegalArgumentException("client stream ids are odd and positive: " + nextId);
+            }
+            synchronized (frames) {
+                if (nextId < nextStreamId) {
+                    throw new IllegalArgumentException("ids only go up: next is " + nextStreamId);
+                }
+                nextStreamId = nextId;
+            }
+        }
+
+        @Override
+        public boolean ping(Duration timeout) throws InterruptedException {
+            return keepalive.ping(timeout);
+        }
+
+        @Override
+        public long streamsInUse() {
+            return slots.inUse();
+        }
+
+        @Override
+        public long peerMaxConcurrentStreams() {
+            return slots.limit();
+        }
+
+        @Override
+        public long slotWaiters() {
+            return slots.waiting();
+        }
+
+        @Override
+        public String socketDescription() {
+            try {
+                return dialed.tls().getSession().getProtocol() + " alpn=" + dialed.tls().getApplicationProtocol()
+                        + " nodelay=" + dialed.tcp().getTcpNoDelay();
+            } catch (java.net.SocketException e) {
+                return "closed";
+            }
+        }
+
+        @Override
+        public long connectionBytesUncredited() {
+            lock.lock();
+            try {
+                return windows.uncredited();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public int streamsTracked() {
+            lock.lock();
+            try {
+                return streams.size();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public long readerWakeUps() {
+            lock.lock();
+            try {
+                return readerWakeUps;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public long writerWakeUps() {
+            lock.lock();
+            try {
+                return writerWakeUps;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public int inboundSegments(BusStream stream) {
+            lock.lock();
+            try {
+                return ((Http2BusStream) stream).inboundSegmentsLocked();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public void afterResetWritten(BusStream stream, Runnable hook) {
+            ((Http2BusStream) stream).afterResetWritten = hook;
+        }
+
+        @Override
+        public void afterHeadersWritten(Runnable hook) {
+            afterHeadersWritten = hook;
+        }
+
+        @Override
+        public void beforeDataAdded(Runnable hook) {
+            beforeDataAdded = hook;
+        }
+
+        @Override
+        public void afterGoAwayWritten(Runnable hook) {
+            afterGoAwayWritten = hook;
+        }
     }
 }

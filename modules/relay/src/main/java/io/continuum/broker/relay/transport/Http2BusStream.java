@@ -149,7 +149,7 @@ final class Http2BusStream implements BusStream {
                     offset = 0;
                     data.get(bytes, 0, n);
                 }
-                Runnable seam = connection.beforeDataAdded;
+                Runnable seam = connection.probe.beforeDataAdded;
                 if (seam != null) {
                     seam.run();
                 }
@@ -299,7 +299,7 @@ final class Http2BusStream implements BusStream {
         } finally {
             lock.unlock();
         }
-        connection.sendWindowUpdates(id, streamIncrement, connectionIncrement);
+        connection.writeWindowUpdates(id, streamIncrement, connectionIncrement);
     }
 
     @Override

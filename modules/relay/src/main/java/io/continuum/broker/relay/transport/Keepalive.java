@@ -6,6 +6,9 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 /**
  * A connection's liveness check: a PING every {@code keepaliveInterval}; no ACK within {@code keepaliveTimeout}
@@ -13,23 +16,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * guarded by the connection's lock.
  */
 final class Keepalive {
-    /** The connection it watches. */
-    interface Host {
-        /** @return the lock that guards the connection's state (the keepalive's too) */
-        ReentrantLock lock();
-
-        /** Lock held. @return why the connection ended, or null while it is open */
-        ConnectionLostException failureLocked();
-
-        /** Writes a PING (not an ACK) with this payload; may block on the socket. */
-        void writePing(long opaque);
-
-        /** Declares the connection dead. */
-        void fail(ConnectionLostException.Reason reason, String message, Throwable cause);
-    }
-
-    private final Host connection;
     private final ReentrantLock lock;
+    /** Lock held: why the connection ended, or null while it is open. */
+    private final Supplier<ConnectionLostException> failureLocked;
+    /** Writes a PING (not an ACK) with this payload; may block on the socket. */
+    private final LongConsumer writePing;
+    /** Declares the connection dead, KEEPALIVE_TIMEOUT, with this detail. */
+    private final Consumer<String> timedOut;
     private final Condition wake;
     private final TransportSettings settings;
     // guarded by lock
@@ -37,9 +30,19 @@ final class Keepalive {
     private long sequence;
     private volatile Thread thread;
 
-    Keepalive(Host connection, TransportSettings settings) {
-        this.connection = connection;
-        this.lock = connection.lock();
+    /**
+     * @param lock          the lock that guards the connection's state (the keepalive's too)
+     * @param failureLocked lock held: why the connection ended, or null while it is open
+     * @param writePing     writes a PING (not an ACK) with the given payload
+     * @param timedOut      declares the connection dead (no acknowledgement in time), with a detail
+     * @param settings      the interval and the timeout
+     */
+    Keepalive(ReentrantLock lock, Supplier<ConnectionLostException> failureLocked, LongConsumer writePing,
+            Consumer<String> timedOut, TransportSettings settings) {
+        this.lock = lock;
+        this.failureLocked = failureLocked;
+        this.writePing = writePing;
+        this.timedOut = timedOut;
         this.wake = lock.newCondition();
         this.settings = settings;
     }
@@ -83,7 +86,7 @@ final class Keepalive {
         long id;
         lock.lock();
         try {
-            if (connection.failureLocked() != null) {
+            if (failureLocked.get() != null) {
                 return false;
             }
             id = ++sequence;
@@ -95,7 +98,7 @@ final class Keepalive {
         // written by a short-lived thread: a socket write blocked by a dead peer must not stop the deadline below
         Thread.ofVirtual().name("bus-ping").start(() -> {
             try {
-                connection.writePing(pingId);
+                writePing.accept(pingId);
             } catch (UncheckedIOException e) {
                 // the connection is failing already
             }
@@ -103,14 +106,14 @@ final class Keepalive {
         long nanos = timeout.toNanos();
         lock.lock();
         try {
-            while (outstanding.contains(pingId) && connection.failureLocked() == null) {
+            while (outstanding.contains(pingId) && failureLocked.get() == null) {
                 if (nanos <= 0) {
                     outstanding.remove(pingId);
                     return false;
                 }
                 nanos = wake.awaitNanos(nanos);
             }
-            return connection.failureLocked() == null;
+            return failureLocked.get() == null;
         } finally {
             lock.unlock();
         }
@@ -122,18 +125,17 @@ final class Keepalive {
                 lock.lock();
                 try {
                     long nanos = settings.keepaliveInterval().toNanos();
-                    while (connection.failureLocked() == null && nanos > 0) {
+                    while (failureLocked.get() == null && nanos > 0) {
                         nanos = wake.awaitNanos(nanos);
                     }
-                    if (connection.failureLocked() != null) {
+                    if (failureLocked.get() != null) {
                         return;
                     }
                 } finally {
                     lock.unlock();
                 }
                 if (!ping(settings.keepaliveTimeout())) {
-                    connection.fail(ConnectionLostException.Reason.KEEPALIVE_TIMEOUT,
-                            "no PING acknowledgement within " + settings.keepaliveTimeout().toMillis() + " ms", null);
+                    timedOut.accept("no PING acknowledgement within " + settings.keepaliveTimeout().toMillis() + " ms");
                     return;
                 }
             }

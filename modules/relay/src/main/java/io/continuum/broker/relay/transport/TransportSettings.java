@@ -84,11 +84,6 @@ public record TransportSettings(int connectionReceiveWindow,
                 connectionWindowUpdateThreshold, keepaliveInterval, keepaliveTimeout, limit);
     }
 
-    /** @return a connector with these settings */
-    public BusConnector connector() {
-        return new Http2BusConnector(this);
-    }
-
     /** @return the longest time a silent dead peer can go unnoticed */
     public Duration deathDetectionBound() {
         return keepaliveInterval.plus(keepaliveTimeout);

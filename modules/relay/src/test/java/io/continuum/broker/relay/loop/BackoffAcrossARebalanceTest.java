@@ -25,6 +25,7 @@ import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.testing.await.Poll.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.continuum.broker.relay.session.StreamRegistry;
+import io.continuum.broker.relay.transport.BusConnector;
 
 /**
  * Section 4 items 4-6 against a real router, with the session loop's clock injected instead of a 60 s
@@ -49,7 +50,7 @@ class BackoffAcrossARebalanceTest {
                     .dynamoNamespaces(List.of(BrokerHarness.NAMESPACE))
                     .reconnectBackoff(Duration.ofMillis(INITIAL_MS), Duration.ofSeconds(10)).build();
             CountingMetrics metrics = new CountingMetrics();
-            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), TransportSettings.defaults().connector(),
+            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), BusConnector.of(TransportSettings.defaults()),
                     target -> new DialResult.Refused(io.continuum.broker.protocol.Code.INTERNAL_ERROR, "unused"),
                     metrics, new StreamRegistry(new RefusalLog()), recording, clock::get, "test");
             loop.start();

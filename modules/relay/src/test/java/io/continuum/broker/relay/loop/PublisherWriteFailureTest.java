@@ -38,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import io.continuum.broker.relay.session.StreamRegistry;
 import io.continuum.broker.relay.stream.DataStream;
 import io.continuum.broker.relay.stream.TargetDialer;
+import io.continuum.broker.relay.transport.BusConnector;
 
 /**
  * Section 6: a socket error toward the publisher, on the write side too, ends the stream with
@@ -102,7 +103,7 @@ class PublisherWriteFailureTest {
                     .credential(() -> Credential.of(BrokerHarness.CREDENTIAL)).clientId("broker-a").kubernetesNamespace("k")
                     .dynamoNamespaces(List.of(NAMESPACE)).build();
             CountingMetrics metrics = new CountingMetrics();
-            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), TransportSettings.defaults().connector(),
+            SessionLoop loop = new SessionLoop(config, new MutableView().synced(true), BusConnector.of(TransportSettings.defaults()),
                     dialer, metrics, new StreamRegistry(new RefusalLog()), RandomGenerator.getDefault(),
                     System::nanoTime, "test");
             loop.start();

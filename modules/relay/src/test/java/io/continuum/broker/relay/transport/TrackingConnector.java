@@ -14,7 +14,7 @@ public final class TrackingConnector implements BusConnector {
 
     /** With the production transport settings. */
     public TrackingConnector() {
-        this(TransportSettings.defaults().connector());
+        this(BusConnector.of(TransportSettings.defaults()));
     }
 
     /**
@@ -29,7 +29,7 @@ public final class TrackingConnector implements BusConnector {
         BusConnection c = delegate.connect(endpoint);
         int firstId = firstConnectionStreamId;
         if (firstId > 0 && connections.isEmpty()) {
-            ((ConnectionProbe) c).startStreamIdsAt(firstId);
+            ((Http2BusConnection) c).probe().startStreamIdsAt(firstId);
         }
         connections.add(c);
         return c;
@@ -51,13 +51,13 @@ public final class TrackingConnector implements BusConnector {
      */
     public long streamsInUse() {
         return connections.stream().filter(BusConnection::isOpen)
-                .mapToLong(c -> ((ConnectionProbe) c).streamsInUse()).sum();
+                .mapToLong(c -> ((Http2BusConnection) c).probe().streamsInUse()).sum();
     }
 
     /** @return opens parked waiting for an HTTP/2 stream slot on the open connections */
     public long slotWaiters() {
         return connections.stream().filter(BusConnection::isOpen)
-                .mapToLong(c -> ((ConnectionProbe) c).slotWaiters()).sum();
+                .mapToLong(c -> ((Http2BusConnection) c).probe().slotWaiters()).sum();
     }
 
     /** @return connections opened so far that are still open */

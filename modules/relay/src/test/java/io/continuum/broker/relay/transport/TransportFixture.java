@@ -10,8 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.continuum.broker.testing.pki.EphemeralPki;
-import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.pki.ServerIdentity;
+import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.secrets.Secrets;
 
 import static io.continuum.broker.testing.await.Poll.await;
@@ -28,16 +28,16 @@ final class TransportFixture {
     }
 
     static BusConnector connector() {
-        return TransportSettings.defaults().connector();
+        return BusConnector.of(TransportSettings.defaults());
     }
 
     static BusConnector connector(TransportSettings settings) {
-        return settings.connector();
+        return BusConnector.of(settings);
     }
 
     /** @return what tests may read of a connection beyond the seam */
     static ConnectionProbe probe(BusConnection connection) {
-        return (ConnectionProbe) connection;
+        return ((Http2BusConnection) connection).probe();
     }
 
     static BusEndpoint endpoint(URI url) {
