@@ -13,10 +13,9 @@ import io.helidon.http.http2.Http2HuffmanDecoder;
  * {@link Http2Reader}, which uses it from one thread, in wire order (HPACK state is per direction and order matters).
  * {@link HpackEncoder} is the other direction.
  * <p>
- * Not Helidon's decoder: in 4.5.0 its {@code Http2Headers.DynamicTable.add} loops forever on an entry larger than the
- * table (it evicts from an empty table without end), and two legal blocks reach it: a size update to 0 followed by a
- * field with incremental indexing, or one such field over 4,064 bytes. Here an entry larger than the table empties
- * it and is not added (section 4.4), which is not an error.
+ * An entry larger than the table empties it and is not added (section 4.4), which is not an error: a size update to
+ * 0 followed by a field with incremental indexing is legal, as is one such field over 4,064 bytes (Helidon 4.5.0's
+ * table loops forever on both, which is why the codec decodes on its own).
  * <p>
  * Bounds, whatever the input: one pass over the block, each byte read once (no loop that does not advance); the
  * table holds at most our SETTINGS_HEADER_TABLE_SIZE; the fields kept are at most the header list limit (RFC 9113

@@ -5,10 +5,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.random.RandomGenerator;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.relay.transport.TrackingConnector;
+import io.continuum.broker.testing.leaks.LeakCheck;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
-import io.continuum.broker.testing.leaks.LeakCheck;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -32,7 +33,7 @@ class RouterClosedTest {
 
     @Test
     void aResetOfTheSessionStreamIsRouterClosed() throws Exception {
-        routerEndsTheSession(first -> first.sendReset(1, 0x8));
+        routerEndsTheSession(first -> first.sendReset(1, ErrorCode.CANCEL.code()));
     }
 
     /**
@@ -45,7 +46,7 @@ class RouterClosedTest {
     void aResetFollowedAtOnceByTheConnectionClosingIsStillRouterClosed() throws Exception {
         for (int round = 0; round < 5; round++) {
             routerEndsTheSession(first -> {
-                first.sendReset(1, 0x8);
+                first.sendReset(1, ErrorCode.CANCEL.code());
                 first.close();
             });
         }

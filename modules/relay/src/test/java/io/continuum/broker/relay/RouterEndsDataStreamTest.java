@@ -11,10 +11,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.InputStream;
 import java.net.Socket;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
@@ -87,7 +88,7 @@ class RouterEndsDataStreamTest {
                     router.wire().sendData(h2, new byte[0], true);
                     assertEquals(-1, upstream.getInputStream().read(), "half-closed");
 
-                    router.wire().sendReset(h2, 0x8);
+                    router.wire().sendReset(h2, ErrorCode.CANCEL.code());
                     await(() -> broker.openStreams() == 0, "the reset closed the stream");
                     assertTrue(raw.metrics().connected(), "the session is untouched");
                     assertTrue(router.drainFromBroker().stream().noneMatch(f -> f instanceof Frame.StreamClosed),

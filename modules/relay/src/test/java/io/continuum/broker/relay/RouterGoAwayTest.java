@@ -11,14 +11,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.InputStream;
 import java.net.Socket;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.leaks.LeakCheck;
-import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -42,7 +43,7 @@ class RouterGoAwayTest {
             int data = opened.data();
             Socket upstream = opened.upstream();
 
-            session.wire().sendGoAway(data, 0x0);
+            session.wire().sendGoAway(data, ErrorCode.NO_ERROR.code());
             session.send(new Frame.Subscribe(6, opened.target())); // read by the broker behind the GOAWAY
 
             Frame.StreamRefused refused = session.await(Frame.StreamRefused.class, f -> f.streamId() == 6, WAIT);
@@ -86,7 +87,7 @@ class RouterGoAwayTest {
             RawBusRouter session = opened.session();
             Socket upstream = opened.upstream();
 
-            session.wire().sendGoAway(RawBusRouter.SESSION_STREAM, 0x0); // only the session stream was processed
+            session.wire().sendGoAway(RawBusRouter.SESSION_STREAM, ErrorCode.NO_ERROR.code()); // only the session stream was processed
 
             Frame.StreamClosed closed = session.await(Frame.StreamClosed.class, f -> f.streamId() == 5, WAIT);
             assertEquals(Code.DRAINING, closed.code());
@@ -103,7 +104,7 @@ class RouterGoAwayTest {
         try (LoopbackListener publisher = LoopbackListener.open("publisher", 10);
              BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.startAdvertising(publisher.port());
              Opened opened = Opened.stream5(raw, publisher)) {
-            opened.session().wire().sendGoAway(opened.data(), 0x2); // INTERNAL_ERROR
+            opened.session().wire().sendGoAway(opened.data(), ErrorCode.INTERNAL_ERROR.code());
 
             assertEquals(-1, opened.upstream().getInputStream().read(), "the publisher socket closes with the session");
             raw.peer().accept(WAIT);

@@ -15,12 +15,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.protocol.EndReason;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.api.RelayStatus;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.leaks.LeakCheck;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.router.RawBusRouter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -196,7 +197,7 @@ class RouterStopsReadingTest {
      */
     @Test
     void aHelloThatCannotBeWrittenFailsTheAttempt() throws Exception {
-        try (BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(Map.of(0x4, 0L),
+        try (BrokerHarness.RawPeerBroker raw = BrokerHarness.RawPeerBroker.start(Map.of(Http2.SETTINGS_INITIAL_WINDOW_SIZE, 0L),
                 c -> c.busConnectTimeout(Duration.ofSeconds(1)));
              RawBusRouter router = RawBusRouter.accept(raw.peer(), WAIT,
                      RawBusRouter.Windows.GRANT_AS_READ_BUT_SESSION)) {

@@ -36,6 +36,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.continuum.broker.h2.ErrorCode;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.relay.api.Credential;
 import io.continuum.broker.relay.api.RelayConfig;
 
@@ -129,7 +131,7 @@ class StreamAnswerOrderTest {
      */
     @Test
     void publisherEofIsReportedAtOnceAndTheSlotFreesAfterTheGrace() throws Exception {
-        RawH2Peer peer = peer(Map.of(0x3, 2L));
+        RawH2Peer peer = peer(Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 2L));
         LoopbackListener a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 1);
@@ -156,7 +158,7 @@ class StreamAnswerOrderTest {
     /** Section 6: a router that ends its response once it read END_STREAM frees the stream; no reset follows. */
     @Test
     void aRouterThatEndsItsResponseAfterEndStreamGetsNoReset() throws Exception {
-        RawH2Peer peer = peer(Map.of(0x3, 2L));
+        RawH2Peer peer = peer(Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 2L));
         LoopbackListener a = publisher();
         startBroker(peer);
         RawBusRouter router = router(peer, 1);
@@ -272,7 +274,7 @@ class StreamAnswerOrderTest {
      */
     @Test
     void aSubscribeRevokedWhileWaitingForASlotNeverOpensItsDataStream() throws Exception {
-        RawH2Peer peer = peer(Map.of(0x3, 2L));
+        RawH2Peer peer = peer(Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 2L));
         LoopbackListener a = publisher();
         LoopbackListener b = publisher();
         startBroker(peer);
@@ -377,7 +379,7 @@ class StreamAnswerOrderTest {
         wire.sendWindowUpdate(stream, 10_000);
         wire.sendHeaders(stream, true, LATE_FIELD); // a literal with incremental indexing: a dynamic table entry
         if (andReset) {
-            wire.sendReset(stream, 0x8);
+            wire.sendReset(stream, ErrorCode.CANCEL.code());
         }
     }
 

@@ -6,6 +6,7 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
@@ -13,8 +14,8 @@ import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.testing.net.LoopbackListener;
-import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -32,8 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * go on. Before, Helidon's client ended the whole connection: every stream gone, the session reconnecting.
  */
 class MalformedDataStreamResponseTest {
-    private static final int PROTOCOL_ERROR = 0x1;
-    private static final int STREAM_CLOSED = 0x5;
+    private static final int PROTOCOL_ERROR = ErrorCode.PROTOCOL_ERROR.code();
+    private static final int STREAM_CLOSED = ErrorCode.STREAM_CLOSED.code();
 
     @Test
     void dataBeforeTheResponseHeadersClosesThatStreamProtocolErrorAndTheSessionGoesOn() throws Exception {

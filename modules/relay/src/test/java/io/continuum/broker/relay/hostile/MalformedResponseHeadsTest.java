@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
@@ -12,8 +13,8 @@ import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.testing.net.LoopbackListener;
-import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,8 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code connect_failed} (bus-protocol-v1.md section 2).
  */
 class MalformedResponseHeadsTest {
-    private static final int PROTOCOL_ERROR = 0x1;
-    private static final int STREAM_CLOSED = 0x5;
+    private static final int PROTOCOL_ERROR = ErrorCode.PROTOCOL_ERROR.code();
+    private static final int STREAM_CLOSED = ErrorCode.STREAM_CLOSED.code();
 
     static Stream<Arguments> malformedHeads() {
         List<HeaderField> overLimit = new ArrayList<>(List.of(status("200")));

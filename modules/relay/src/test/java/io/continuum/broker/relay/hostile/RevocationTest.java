@@ -5,6 +5,7 @@ import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.metadata.watch.MetadataWatcher;
 import io.continuum.broker.protocol.Code;
 import io.continuum.broker.protocol.Frame;
@@ -14,15 +15,15 @@ import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.CountingMetrics;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.relay.dial.FullBacklogListener;
-import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.bus.InProcessRouter;
 import io.continuum.broker.testing.bus.RouterDataStream;
 import io.continuum.broker.testing.bus.RouterSession;
 import io.continuum.broker.testing.kube.FakeKubeApi;
 import io.continuum.broker.testing.kube.Fault;
 import io.continuum.broker.testing.kube.RequestKind;
-import io.continuum.broker.testing.router.RawBusRouter;
+import io.continuum.broker.testing.net.LoopbackListener;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.kubernetes.client.util.Config;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * closes nothing.
  */
 class RevocationTest {
-    private static final int CANCEL = 0x8;
+    private static final int CANCEL = ErrorCode.CANCEL.code();
 
     /**
      * Issue 44 item 1: any worker Pod can rewrite its own resource, so a burst of metadata events must not start a

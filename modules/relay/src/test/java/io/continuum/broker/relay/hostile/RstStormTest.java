@@ -6,14 +6,15 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.protocol.Frame;
 import io.continuum.broker.protocol.FrameCodec;
 import io.continuum.broker.protocol.Target;
 import io.continuum.broker.relay.BrokerHarness;
 import io.continuum.broker.relay.EventBroker;
 import io.continuum.broker.testing.net.LoopbackListener;
-import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawBusRouter.Windows;
+import io.continuum.broker.testing.router.RawBusRouter;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -31,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * internals and sometimes escalates to GOAWAY, which would end the session for reasons of its own.
  */
 class RstStormTest {
-    private static final int CANCEL = 0x8;
+    private static final int CANCEL = ErrorCode.CANCEL.code();
 
     @Test
     void everyResetStreamClosesItsPublisherSocketSilentlyAndTheSessionCarriesOn() throws Exception {

@@ -15,6 +15,7 @@ import io.continuum.broker.testing.await.Poll;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.testing.router.RouterStream;
 import io.continuum.broker.testing.router.TestRouter;
 import org.junit.jupiter.api.AfterAll;
@@ -87,7 +88,7 @@ class BusTransportBasicsTest {
         assertFalse(Header.of("Authorization", "x").toString().contains(": x"), "authorization is always sensitive");
         try (BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             BusStream stream = connection.open(request, WAIT);
-            router.nextStream(WAIT).reset(0x1);
+            router.nextStream(WAIT).reset(ErrorCode.PROTOCOL_ERROR.code());
             TransportException e = assertThrows(TransportException.class, stream::read);
             assertFalse(String.valueOf(e.getMessage()).contains(TransportFixture.CREDENTIAL));
             connection.close();
@@ -112,10 +113,10 @@ class BusTransportBasicsTest {
     void peerResetFailsReaderAndWriterWithTheCode() throws Exception {
         try (BusConnection connection = TransportFixture.connector().connect(endpoint(router.busUrl()))) {
             Reading reading = answeredAndReading(connection, 3);
-            reading.routed().reset(0x2);
+            reading.routed().reset(ErrorCode.INTERNAL_ERROR.code());
             StreamResetException reset = (StreamResetException) reading.failure().get();
             assertTrue(reset.byPeer());
-            assertEquals(0x2, reset.errorCode());
+            assertEquals(ErrorCode.INTERNAL_ERROR.code(), reset.errorCode());
             assertThrows(StreamResetException.class, () -> reading.stream().write(ByteBuffer.wrap(new byte[10])));
             assertTrue(connection.isOpen());
         }

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import io.continuum.broker.h2.ErrorCode;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,8 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * reader also serves the test peers as servers: these rules are the bus connection's (the client role), apart.
  */
 class ClientRoleRulesTest {
-    private static final int PROTOCOL_ERROR = 0x1;
-    private static final int END_HEADERS = 0x4;
+    private static final int PROTOCOL_ERROR = ErrorCode.PROTOCOL_ERROR.code();
+    private static final int END_HEADERS = Http2.FLAG_END_HEADERS;
     private static final int PRIORITY_FLAG = 0x20;
 
     /** Section 3.4: the server's connection preface is a SETTINGS frame, its first frame. */
@@ -46,7 +48,7 @@ class ClientRoleRulesTest {
     /** Section 6.5.2: a server must not send SETTINGS_ENABLE_PUSH other than 0; a client treats it as PROTOCOL_ERROR. */
     @Test
     void section6_5_2_enablePushOfOneFromAServerFailsTheConnectProtocolError() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x2, 1L))) {
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_ENABLE_PUSH, 1L))) {
             BusConnectException e = assertThrows(BusConnectException.class,
                     () -> TransportFixture.connector().connect(endpoint(peer.busUrl())));
             assertEquals(BusConnectException.Kind.HTTP2, e.kind(), e.getMessage());
@@ -56,7 +58,7 @@ class ClientRoleRulesTest {
 
     @Test
     void section6_5_2_enablePushOfZeroFromAServerIsTaken() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x2, 0L));
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_ENABLE_PUSH, 0L));
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             assertTrue(probe(connection).ping(WAIT));
         }
@@ -64,11 +66,11 @@ class ClientRoleRulesTest {
 
     static Stream<Arguments> framesOnStreamsNeverOpened() {
         return Stream.of(
-                Arguments.of("DATA on stream 3, above the highest opened (1)", 0x0, 3, new byte[] {1}),
-                Arguments.of("HEADERS on stream 2 (even: only a server's push opens one)", 0x1, 2, hex("88")),
-                Arguments.of("WINDOW_UPDATE on stream 5", 0x8, 5, new byte[] {0, 0, 0, 1}),
-                Arguments.of("RST_STREAM on stream 7", 0x3, 7, new byte[] {0, 0, 0, 8}),
-                Arguments.of("DATA on stream 4", 0x0, 4, new byte[] {1}));
+                Arguments.of("DATA on stream 3, above the highest opened (1)", Http2.TYPE_DATA, 3, new byte[] {1}),
+                Arguments.of("HEADERS on stream 2 (even: only a server's push opens one)", Http2.TYPE_HEADERS, 2, hex("88")),
+                Arguments.of("WINDOW_UPDATE on stream 5", Http2.TYPE_WINDOW_UPDATE, 5, new byte[] {0, 0, 0, 1}),
+                Arguments.of("RST_STREAM on stream 7", Http2.TYPE_RST_STREAM, 7, new byte[] {0, 0, 0, 8}),
+                Arguments.of("DATA on stream 4", Http2.TYPE_DATA, 4, new byte[] {1}));
     }
 
     /** Section 5.1: a frame other than PRIORITY on an idle stream is a connection error PROTOCOL_ERROR. */
@@ -81,7 +83,7 @@ class ClientRoleRulesTest {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream opened = connection.open(dataStream(1), WAIT, () -> true); // HTTP/2 stream 1
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
-            wire.send(type, type == 0x1 ? END_HEADERS : 0, streamId, payload);
+            wire.send(type, type == Http2.TYPE_HEADERS ? END_HEADERS : 0, streamId, payload);
             assertGoAway(wire, PROTOCOL_ERROR);
             await(() -> !connection.isOpen(), "the connection ended");
             assertThrows(TransportException.class, () -> opened.awaitResponseHead(WAIT));
@@ -94,7 +96,7 @@ class ClientRoleRulesTest {
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
-            wire.send(0x2, 0, 9, new byte[] {0, 0, 0, 0, 15});
+            wire.send(Http2.TYPE_PRIORITY, 0, 9, new byte[] {0, 0, 0, 0, 15});
             assertTrue(probe(connection).ping(WAIT), "the connection is up after the PRIORITY");
             assertTrue(connection.isOpen());
         }
@@ -116,15 +118,15 @@ class ClientRoleRulesTest {
             BusStream second = connection.open(dataStream(2), WAIT, () -> true);
             BusStream third = connection.open(dataStream(3), WAIT, () -> true);
             // stream 1: priority on stream 0, weight 16; :status 200, then x-a: b with incremental indexing
-            wire.send(0x1, END_HEADERS | PRIORITY_FLAG, 1, concat(priority(0), hex("88" + "4003782d610162")));
+            wire.send(Http2.TYPE_HEADERS, END_HEADERS | PRIORITY_FLAG, 1, concat(priority(0), hex("88" + "4003782d610162")));
             assertEquals(List.of(Header.of("x-a", "b")), first.awaitResponseHead(WAIT).headers());
             // stream 3 depends on itself: a stream error, after x-c: d went into the table
-            wire.send(0x1, END_HEADERS | PRIORITY_FLAG, 3, concat(priority(3), hex("88" + "4003782d630164")));
+            wire.send(Http2.TYPE_HEADERS, END_HEADERS | PRIORITY_FLAG, 3, concat(priority(3), hex("88" + "4003782d630164")));
             TransportException reset = assertThrows(TransportException.class, () -> second.awaitResponseHead(WAIT));
             assertInstanceOf(MalformedResponseException.class, reset, reset.getMessage());
             assertEquals(PROTOCOL_ERROR, resetCode(wire, 3));
             // stream 5: indexes 62 (x-c: d) and 63 (x-a: b), as the server's encoder numbers them
-            wire.send(0x1, END_HEADERS, 5, hex("88bebf"));
+            wire.send(Http2.TYPE_HEADERS, END_HEADERS, 5, hex("88bebf"));
             assertEquals(List.of(Header.of("x-c", "d"), Header.of("x-a", "b")),
                     third.awaitResponseHead(WAIT).headers());
             assertTrue(connection.isOpen());

@@ -26,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.continuum.broker.h2.ErrorCode;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.leaks.Census;
 import io.continuum.broker.testing.router.RawH2Peer;
 import io.continuum.broker.testing.router.RouterStream;
@@ -158,7 +160,7 @@ class ConnectionDeathTest {
                 .withKeepalive(Duration.ofMillis(200), Duration.ofMillis(500));
         int wide = Integer.MAX_VALUE;
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
-             RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, (long) wide))) {
+             RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_INITIAL_WINDOW_SIZE, (long) wide))) {
             BusConnection connection = TransportFixture.connector(fast).connect(endpoint(peer.busUrl()));
             RawH2Peer.Connection wire = peer.accept(WAIT);
             wire.sendWindowUpdate(0, wide - 65_535); // flow control never holds a write back: only the socket can
@@ -228,7 +230,7 @@ class ConnectionDeathTest {
             Future<Throwable> reader = blocked(threads, stream::read);
             CompletableFuture<TransportException> closed = new CompletableFuture<>();
             connection.onClose(closed::complete);
-            wire.sendGoAway(1, 0x2); // INTERNAL_ERROR: stream 1 was processed, and it fails all the same
+            wire.sendGoAway(1, ErrorCode.INTERNAL_ERROR.code()); // stream 1 was processed, and it fails all the same
             ConnectionLostException lost = assertInstanceOf(ConnectionLostException.class,
                     reader.get(10, TimeUnit.SECONDS));
             assertEquals(ConnectionLostException.Reason.GOAWAY, lost.reason());
@@ -252,7 +254,7 @@ class ConnectionDeathTest {
                 streams.get(i).awaitResponseHead(WAIT);
             }
             Future<Throwable> victim = blocked(threads, () -> streams.get(1).read());
-            routed.get(1).reset(0x2);
+            routed.get(1).reset(ErrorCode.INTERNAL_ERROR.code());
             Throwable victimOutcome;
             try {
                 victimOutcome = victim.get(10, TimeUnit.SECONDS);
@@ -261,7 +263,7 @@ class ConnectionDeathTest {
                         + connection.isOpen(), e);
             }
             StreamResetException reset = assertInstanceOf(StreamResetException.class, victimOutcome);
-            assertEquals(0x2, reset.errorCode());
+            assertEquals(ErrorCode.INTERNAL_ERROR.code(), reset.errorCode());
             for (int i : new int[] {0, 2}) {
                 int seed = i;
                 RouterStream r = routed.get(i);
@@ -270,6 +272,10 @@ class ConnectionDeathTest {
                     for (int off = 0; off < 200_000; off += 20_000) {
                         r.write(pattern(off, 20_000, seed));
                     }
+                    // the router ends its side only once it has read the whole request: Helidon 4.5.0's server
+                    // marks a stream closed when both sides ended and then refuses a read of body bytes it still
+                    // holds ("Stream is closed"), which made this test fail now and then under load
+                    echoed.get();
                     r.end();
                     return null;
                 });

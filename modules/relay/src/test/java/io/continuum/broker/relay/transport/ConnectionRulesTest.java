@@ -21,7 +21,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -41,8 +43,8 @@ class ConnectionRulesTest {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             Map<Integer, Long> settings = new LinkedHashMap<>();
             settings.put(0xF0, 7L);   // unknown
-            settings.put(0x4, 1000L); // INITIAL_WINDOW_SIZE
-            settings.put(0x3, 5L);    // MAX_CONCURRENT_STREAMS
+            settings.put(Http2.SETTINGS_INITIAL_WINDOW_SIZE, 1000L);
+            settings.put(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 5L);
             wire.sendSettings(settings);
             assertTrue(probe(connection).ping(WAIT)); // read in order: the SETTINGS are applied by now
             assertEquals(5, probe(connection).peerMaxConcurrentStreams());
@@ -67,7 +69,7 @@ class ConnectionRulesTest {
             wire.sendWindowUpdate(0, 1 << 20); // only the stream's window holds the writer back
             BusStream stream = open(connection, wire);
             writing(stream, 65_535).get(WAIT.toMillis(), TimeUnit.MILLISECONDS); // the whole initial window
-            wire.sendSettings(Map.of(0x4, 1000L)); // the stream's window is now 1,000 - 65,535: negative
+            wire.sendSettings(Map.of(Http2.SETTINGS_INITIAL_WINDOW_SIZE, 1000L)); // the stream's window is now 1,000 - 65,535: negative
             assertTrue(probe(connection).ping(WAIT));
             CompletableFuture<Void> writer = writing(stream, 600);
             wire.sendWindowUpdate(STREAM, 64_535); // back to 0: still nothing may go
@@ -94,7 +96,7 @@ class ConnectionRulesTest {
             wire.sendWindowUpdate(STREAM, Integer.MAX_VALUE); // 65,535 + 2^31-1
             RawH2Peer.Frame rst = wire.next(f -> f.type() == RawH2Peer.Frame.RST_STREAM, WAIT);
             assertEquals(STREAM, rst.streamId());
-            assertEquals(0x3, ByteBuffer.wrap(rst.payload()).getInt(), "FLOW_CONTROL_ERROR");
+            assertEquals(ErrorCode.FLOW_CONTROL_ERROR.code(), ByteBuffer.wrap(rst.payload()).getInt(), "FLOW_CONTROL_ERROR");
             assertThrows(TransportException.class, () -> stream.write(ByteBuffer.wrap(new byte[1])));
             assertTrue(connection.isOpen(), "a stream error: the connection goes on");
             other.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
@@ -113,7 +115,7 @@ class ConnectionRulesTest {
             connection.onClose(closed::complete);
             wire.sendWindowUpdate(0, Integer.MAX_VALUE);
             RawH2Peer.Frame goAway = wire.next(f -> f.type() == RawH2Peer.Frame.GOAWAY, WAIT);
-            assertEquals(0x3, ByteBuffer.wrap(goAway.payload(), 4, 4).getInt(), "FLOW_CONTROL_ERROR");
+            assertEquals(ErrorCode.FLOW_CONTROL_ERROR.code(), ByteBuffer.wrap(goAway.payload(), 4, 4).getInt(), "FLOW_CONTROL_ERROR");
             ConnectionLostException lost = assertInstanceOf(ConnectionLostException.class,
                     closed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
             assertEquals(ConnectionLostException.Reason.PROTOCOL, lost.reason());
@@ -129,7 +131,7 @@ class ConnectionRulesTest {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream first = connection.open(dataStream(1), WAIT);
             BusStream second = connection.open(dataStream(2), WAIT);
-            wire.sendSettings(Map.of(0x3, 1L));
+            wire.sendSettings(Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 1L));
             assertTrue(probe(connection).ping(WAIT));
             Duration brief = Duration.ofMillis(200);
             assertThrows(SlotTimeoutException.class, () -> connection.open(dataStream(3), brief));
@@ -149,7 +151,7 @@ class ConnectionRulesTest {
      */
     @Test
     void aPeerThatAllowsNoDynamicTableGetsBlocksThatIndexNothing() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x1, 0L));
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_HEADER_TABLE_SIZE, 0L));
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             for (int i = 1; i <= 3; i++) { // the same fields again: an encoder keeping a table would index them
@@ -230,7 +232,7 @@ class ConnectionRulesTest {
             wire.sendTogether(w -> { // one write: on loopback, usually one read of the client's
                 w.headers(STREAM, false, List.of(new HeaderField(":status", "200")));
                 w.data(STREAM, false, welcome, 0, welcome.length);
-                w.rstStream(STREAM, 0x2);
+                w.rstStream(STREAM, ErrorCode.INTERNAL_ERROR.code());
             });
             assertEquals(200, stream.awaitResponseHead(WAIT).status());
             ByteBuffer chunk = stream.read();
@@ -238,7 +240,7 @@ class ConnectionRulesTest {
             stream.release(welcome.length);
             StreamResetException reset = assertThrows(StreamResetException.class, stream::read);
             assertTrue(reset.byPeer());
-            assertEquals(0x2, reset.errorCode());
+            assertEquals(ErrorCode.INTERNAL_ERROR.code(), reset.errorCode());
             assertTrue(probe(connection).ping(WAIT));
             assertEquals(0, probe(connection).connectionBytesUncredited());
         }

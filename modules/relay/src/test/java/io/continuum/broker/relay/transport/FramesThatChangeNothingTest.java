@@ -2,6 +2,8 @@ package io.continuum.broker.relay.transport;
 
 import java.util.Map;
 
+import io.continuum.broker.h2.ErrorCode;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -22,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * bounded: routers send one per DATA frame.
  */
 class FramesThatChangeNothingTest {
-    private static final int ENHANCE_YOUR_CALM = 0xb;
+    private static final int ENHANCE_YOUR_CALM = ErrorCode.ENHANCE_YOUR_CALM.code();
     private static final int STREAM = 1;
 
     @Test
@@ -65,7 +67,7 @@ class FramesThatChangeNothingTest {
                     w.data(STREAM, false, new byte[0], 0, 0);
                 }
                 w.windowUpdate(STREAM, 1_024);
-                w.rstStream(STREAM, 0x8);
+                w.rstStream(STREAM, ErrorCode.CANCEL.code());
             });
             assertTrue(probe(connection).ping(WAIT));
             assertTrue(connection.isOpen(), "late frames on a reset stream change nothing, and end nothing");
@@ -80,9 +82,9 @@ class FramesThatChangeNothingTest {
             connection.open(dataStream(1), WAIT, () -> true);
             wire.next(f -> f.type() == RawH2Peer.Frame.HEADERS, WAIT);
             wire.sendTogether(w -> {
-                w.frame(0x1, 0, STREAM, new byte[] {(byte) 0x88}); // HEADERS without END_HEADERS
+                w.frame(Http2.TYPE_HEADERS, 0, STREAM, new byte[] {(byte) 0x88}); // HEADERS without END_HEADERS
                 for (int i = 0; i < 3; i++) {
-                    w.frame(0x9, 0, STREAM, new byte[0]);
+                    w.frame(Http2.TYPE_CONTINUATION, 0, STREAM, new byte[0]);
                 }
             });
             assertGoAway(wire, ENHANCE_YOUR_CALM);
@@ -96,11 +98,11 @@ class FramesThatChangeNothingTest {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             wire.sendTogether(w -> {
                 for (int i = 0; i < Http2BusConnection.MAX_PRIORITIES_PER_WINDOW; i++) {
-                    w.frame(0x2, 0, 1 + 2 * (i % 100), new byte[] {0, 0, 0, 0, 15});
+                    w.frame(Http2.TYPE_PRIORITY, 0, 1 + 2 * (i % 100), new byte[] {0, 0, 0, 0, 15});
                 }
             });
             assertTrue(probe(connection).ping(WAIT), "the limit itself is taken");
-            wire.send(0x2, 0, 3, new byte[] {0, 0, 0, 0, 15});
+            wire.send(Http2.TYPE_PRIORITY, 0, 3, new byte[] {0, 0, 0, 0, 15});
             assertGoAway(wire, ENHANCE_YOUR_CALM);
         }
     }
@@ -113,11 +115,11 @@ class FramesThatChangeNothingTest {
             TransportFixture.openAnswered(connection, wire, 1);
             wire.sendTogether(w -> {
                 for (int i = 0; i < Http2BusConnection.MAX_RESETS_PER_WINDOW; i++) {
-                    w.rstStream(STREAM, 0x8); // the first ends the stream, the rest change nothing
+                    w.rstStream(STREAM, ErrorCode.CANCEL.code()); // the first ends the stream, the rest change nothing
                 }
             });
             assertTrue(probe(connection).ping(WAIT), "the limit itself is taken");
-            wire.sendReset(STREAM, 0x8);
+            wire.sendReset(STREAM, ErrorCode.CANCEL.code());
             assertGoAway(wire, ENHANCE_YOUR_CALM);
         }
     }

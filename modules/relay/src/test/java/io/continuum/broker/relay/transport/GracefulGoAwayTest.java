@@ -19,6 +19,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.continuum.broker.h2.ErrorCode;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -52,7 +54,7 @@ class GracefulGoAwayTest {
             CompletableFuture<TransportException> closed = new CompletableFuture<>();
             connection.onClose(closed::complete);
 
-            wire.sendGoAway(3, 0x0);
+            wire.sendGoAway(3, ErrorCode.NO_ERROR.code());
 
             assertEquals(ConnectionLostException.Reason.GOING_AWAY,
                     reasonOf(assertThrows(TransportException.class, five::read)), "stream 5 was never processed");
@@ -74,7 +76,7 @@ class GracefulGoAwayTest {
             wire.next(f -> f.type() == RawH2Peer.Frame.DATA && f.streamId() == 3, WAIT);
 
             // a second GOAWAY may lower the last-stream-id: stream 3 is then not processed either
-            wire.sendGoAway(1, 0x0);
+            wire.sendGoAway(1, ErrorCode.NO_ERROR.code());
             assertEquals(ConnectionLostException.Reason.GOING_AWAY,
                     reasonOf(assertThrows(TransportException.class, three::read)));
             assertEquals(1, goAways.get(), "one listener call per connection");
@@ -101,7 +103,7 @@ class GracefulGoAwayTest {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             CompletableFuture<TransportException> closed = new CompletableFuture<>();
             connection.onClose(closed::complete);
-            wire.sendGoAway(0, 0x0);
+            wire.sendGoAway(0, ErrorCode.NO_ERROR.code());
             assertEquals(ConnectionLostException.Reason.GOING_AWAY,
                     reasonOf(closed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)));
             wire.next(f -> f.type() == RawH2Peer.Frame.GOAWAY, WAIT);
@@ -110,7 +112,7 @@ class GracefulGoAwayTest {
 
     @Test
     void anOpenWaitingForASlotIsRefusedByTheGoAway() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 1L));
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             BusStream one = connection.open(dataStream(1), WAIT);
@@ -127,7 +129,7 @@ class GracefulGoAwayTest {
             ConnectionProbe probe = TransportFixture.probe(connection);
             Poll.await(() -> probe.slotWaiters() == 1, WAIT, "the second open waits for the slot");
 
-            wire.sendGoAway(1, 0x0);
+            wire.sendGoAway(1, ErrorCode.NO_ERROR.code());
 
             assertEquals(ConnectionLostException.Reason.GOING_AWAY,
                     reasonOf(waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)));

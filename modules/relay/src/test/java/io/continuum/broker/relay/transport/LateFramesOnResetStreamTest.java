@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -60,7 +61,7 @@ class LateFramesOnResetStreamTest {
                 case TRAILERS_END_STREAM -> wire.sendHeaders(RESET, true, INDEXING_FIELD);
                 case HEADERS_NO_END_STREAM -> wire.sendHeaders(RESET, false, INDEXING_FIELD);
                 case WINDOW_UPDATE -> wire.sendWindowUpdate(RESET, 5000);
-                case RST_STREAM -> wire.sendReset(RESET, 0x8);
+                case RST_STREAM -> wire.sendReset(RESET, ErrorCode.CANCEL.code());
             }
         }
     }

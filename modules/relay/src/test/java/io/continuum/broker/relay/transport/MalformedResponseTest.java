@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.HeaderField;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
@@ -29,8 +30,8 @@ import org.junit.jupiter.api.Test;
 class MalformedResponseTest {
     private static final int MALFORMED = 1;
     private static final int OTHER = 3;
-    private static final int PROTOCOL_ERROR = 0x1;
-    private static final int STREAM_CLOSED = 0x5;
+    private static final int PROTOCOL_ERROR = ErrorCode.PROTOCOL_ERROR.code();
+    private static final int STREAM_CLOSED = ErrorCode.STREAM_CLOSED.code();
     private static final byte[] BODY = "the whole body".getBytes(StandardCharsets.US_ASCII);
 
     @Test

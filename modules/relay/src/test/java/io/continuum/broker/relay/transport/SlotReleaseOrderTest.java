@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -29,7 +30,7 @@ class SlotReleaseOrderTest {
 
     /** A peer that allows one concurrent stream, and stream 1 open in that slot, its HEADERS read by the peer. */
     private void openTheOnlySlot() throws Exception {
-        peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
+        peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 1L));
         connection = TransportFixture.connector().connect(endpoint(peer.busUrl()));
         h = TransportFixture.probe(connection);
         wire = peer.accept(WAIT);

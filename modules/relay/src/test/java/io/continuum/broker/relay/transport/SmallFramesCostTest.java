@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -92,7 +93,7 @@ class SmallFramesCostTest {
      */
     @Test
     void windowUpdatesWakeOnlyTheWritersWaitingForThatWindow() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, 10L));
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_INITIAL_WINDOW_SIZE, 10L));
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             List<Thread> small = new ArrayList<>();
@@ -119,7 +120,7 @@ class SmallFramesCostTest {
             bigWrite.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
             assertEquals(1, probe(connection).writerWakeUps() - before, "only the connection window's waiter");
 
-            wire.sendSettings(Map.of(0x4, 20L)); // every stream's window grows by 10
+            wire.sendSettings(Map.of(Http2.SETTINGS_INITIAL_WINDOW_SIZE, 20L)); // every stream's window grows by 10
             for (CompletableFuture<Void> w : writes) {
                 w.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
             }

@@ -15,7 +15,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import io.continuum.broker.h2.ErrorCode;
 import io.continuum.broker.h2.HeaderField;
+import io.continuum.broker.h2.Http2;
 import io.continuum.broker.testing.router.RawH2Peer;
 import org.junit.jupiter.api.Test;
 
@@ -91,7 +93,7 @@ class WireLevelTest {
      */
     @Test
     void writesStayExactlyWithinGrantedWindows() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x4, 1000L));
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_INITIAL_WINDOW_SIZE, 1000L));
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             ConnectionProbe h = TransportFixture.probe(connection);
             RawH2Peer.Connection wire = peer.accept(WAIT);
@@ -116,7 +118,7 @@ class WireLevelTest {
                 assertEquals(Math.min(allowed, total), wire.dataReceived(1), "exactly the granted window, no more");
                 if (!settingsChanged && allowed >= 20_000) {
                     // raise every stream window by 2,000 through SETTINGS
-                    wire.sendSettings(Map.of(0x4, 3000L));
+                    wire.sendSettings(Map.of(Http2.SETTINGS_INITIAL_WINDOW_SIZE, 3000L));
                     streamGranted += 2000;
                     settingsChanged = true;
                 } else {
@@ -136,7 +138,7 @@ class WireLevelTest {
 
     @Test
     void slotsFollowThePeersMaxConcurrentStreamsAndTheWaitIsBounded() throws Exception {
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 2L));
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 2L));
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             RawH2Peer.Connection wire = peer.accept(WAIT);
             ConnectionProbe h = TransportFixture.probe(connection);
@@ -157,7 +159,7 @@ class WireLevelTest {
             Poll.await(() -> h.streamsInUse() == 1, WAIT, "slot of the finished stream released");
             assertNotNull(connection.open(dataStream(4), WAIT));
             // a peer reset frees one
-            wire.sendReset(5, 0x8);
+            wire.sendReset(5, ErrorCode.CANCEL.code());
             Poll.await(() -> h.streamsInUse() == 1, WAIT, "slot of the reset stream released");
             // and a connection death wakes a waiter at once
             assertNotNull(connection.open(dataStream(5), WAIT));
@@ -174,7 +176,7 @@ class WireLevelTest {
     void theResponseHeadDeadlineCountsFromTheSlotGrantNotFromTheCallToOpen() throws Exception {
         // R-OPEN: the 10 s for the router's response head include any wait inside the client after the
         // slot was granted, and exclude the (separately bounded) wait for the slot itself.
-        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(0x3, 1L));
+        try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of(Http2.SETTINGS_MAX_CONCURRENT_STREAMS, 1L));
              BusConnection connection = TransportFixture.connector().connect(endpoint(peer.busUrl()))) {
             peer.accept(WAIT);
             long beforeFirst = System.nanoTime();
