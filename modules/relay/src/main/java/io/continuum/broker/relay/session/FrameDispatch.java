@@ -20,7 +20,8 @@ import io.continuum.broker.relay.transport.TransportException;
 
 /**
  * The session stream's one reader, from {@code hello} on (bus-protocol-v1.md sections 2, 4 and 5): its first state
- * waits for {@code welcome} (section 2's rules), then it hands each frame of the welcomed session to its job. A {@code subscribe}'s session-level checks (rows 1-3: draining, duplicate id,
+ * waits for {@code welcome} (section 2's rules), then it hands each frame of the welcomed session to its job. A
+ * {@code subscribe}'s session-level checks (rows 1-3: draining, duplicate id,
  * {@code max_streams}) run here, in the reader, so their decisions are race-free (the answers are written from
  * threads of their own: the reader never waits for the session stream); the rest of the open runs on the stream's
  * own thread. How the router ends its side decides the session's end reason.
@@ -144,13 +145,13 @@ final class FrameDispatch {
                             "welcome names version " + w.protocolVersion() + ", not offered");
                     return;
                 }
-                // from the frame right behind welcome on, in this chunk too
-                decoder.setMaxFrameBytes(SessionLimits.negotiate(w).maxFrameBytes());
                 if (!life.welcomeRead()) {
                     stopped = true; // a shutdown abandoned the attempt before this welcome was read
                     return;
                 }
                 welcomeDeadline.cancel();
+                // sets the negotiated max_frame_bytes before this sink returns: the decoder applies it from the
+                // frame right behind welcome, in this chunk too
                 if (!onWelcome.test(w, s)) {
                     stopped = true;
                     return;
