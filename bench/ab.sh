@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B of two relay builds on the isolated measurement (docs/benchmarks.md, "The data path"), in one invocation:
+# A/B of two relay builds on the isolated measurement (docs/benchmarks-journal.md, "The data path"), in one invocation:
 #   bench/ab.sh OTHER_RELAY_JAR [runs] [--quick]
 # "broker" runs this tree's relay, "broker-b" OTHER_RELAY_JAR (e.g. a copy of modules/relay/target/*.jar saved from
 # another commit), each with its own lean router, interleaved run by run with the stunnel and direct paths. This

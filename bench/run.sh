@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The load harness (docs/benchmarks.md, "Performance"). Usage:
+# The load harness (docs/benchmarks-journal.md, "Performance"). Usage:
 #   bench/run.sh [runs] [--quick]         both of the below, end-to-end first (default 3 runs per cell)
 #   bench/run.sh e2e [runs] [--quick]     load harness: direct vs stunnel4 vs broker, end to end
 #   bench/run.sh isolate [runs] [--quick] the broker's own cost alone on a core vs a stunnel4 client's, with the

@@ -49,7 +49,7 @@ final class BenchBroker implements AutoCloseable {
                 .maxConcurrentStreams(4_096)
                 .tcpNoDelay(!Boolean.getBoolean("bench.routerNagle"))
                 // 64 MiB connection window (as the broker opens its own): with Helidon's 65,535 bytes one
-                // withheld stream stalls every stream of the connection ("slow router", docs/benchmarks.md)
+                // withheld stream stalls every stream of the connection ("slow router", docs/benchmarks-journal.md)
                 .connectionWindowIncrement(Integer.getInteger("bench.routerConnectionWindow", 64 << 20))
                 .sessionPolicy(hello -> hello == null ? null
                         : InProcessRouter.SessionAnswer.welcome(-1, -1, 4_096, -1, -1))

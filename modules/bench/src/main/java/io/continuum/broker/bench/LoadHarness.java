@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The end-to-end load harness (not a test; docs/benchmarks.md, "Performance"). One JVM runs the JeroMQ
+ * The end-to-end load harness (not a test; docs/benchmarks-journal.md, "Performance"). One JVM runs the JeroMQ
  * publishers and subscribers and the in-process TLS HTTP/2 router; the broker (the production
  * {@code EventBroker} facade) runs alone in a child JVM ({@link BenchBroker}, {@link BrokerChild}) so its heap,
  * RSS and CPU are its own; stunnel4 runs as two child processes. Everything is on 127.0.0.1. Paths

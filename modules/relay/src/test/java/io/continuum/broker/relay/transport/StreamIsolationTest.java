@@ -68,7 +68,7 @@ class StreamIsolationTest {
 
     @Test
     void aRouterThatKeepsItsConnectionWindowAtTheDefaultLetsOneWithheldStreamHoldEveryOther() throws Exception {
-        // The cause of the harness's "slow router" stall with Helidon's server as router (docs/benchmarks.md):
+        // The cause of the harness's "slow router" stall with Helidon's server as router (docs/benchmarks-journal.md, "Slow router: diagnosis"):
         // its connection window equals its 65,535-byte stream window and is returned only as a handler reads,
         // so one unread stream takes all of it. Flow control the router chose, not a dependency in the client.
         try (RawH2Peer peer = RawH2Peer.start(TransportFixture.SERVER, Map.of());
