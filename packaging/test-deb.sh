@@ -186,26 +186,61 @@ PY
     ok "the Dockerfile ENTRYPOINT as uid 65532 on the same layout: $out (AOT cache accepted)"
 fi
 
-echo "==> a configured, running service"
-# What an administrator does (the man page's EXAMPLES): config.yaml from the example, the
-# credential file, a kubeconfig (here naming an unreachable API server: the broker waits for its
-# first sync, which is enough to be running), and a local edit of the conffile.
-head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' > /etc/$name/credential
-cat > /etc/$name/kubeconfig <<'EOF'
+echo "==> a configured, running service: docs/deployment.md's host steps, as written"
+# The block of docs/deployment.md section 6 marked doc-test: host-configure, run as the administrator would,
+# in a directory holding the identity's files: the credential (section 2) and a kubeconfig (here naming an
+# unreachable API server: the broker waits for its first sync, which is enough to be running). `sudo` is
+# root's own (this test is root): a shim that honours -u and VAR=value as sudo does, so the check in the
+# block really runs as the service user. `editor` makes the edits an administrator would.
+block=$(awk '/^<!-- doc-test: host-configure/ {marked=1; next}
+             marked && /^```sh$/ {inside=1; next}
+             inside && /^```$/ {exit}
+             inside {print}' "$root/docs/deployment.md")
+[ -n "$block" ] || fail "docs/deployment.md has no block marked doc-test: host-configure"
+mkdir -p "$work/admin" "$work/doc-shims"
+head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/admin/broker-a.credential"
+cat > "$work/admin/broker-a.kubeconfig" <<'KUBECONFIG'
 apiVersion: v1
 kind: Config
 clusters: [{name: none, cluster: {server: "https://127.0.0.1:9"}}]
 users: [{name: none, user: {token: none}}]
 contexts: [{name: none, context: {cluster: none, user: none, namespace: test-deb}}]
 current-context: none
-EOF
-# Root-only: the unit hands them to the service as credentials (LoadCredential=).
-chmod 0600 /etc/$name/credential /etc/$name/kubeconfig
+KUBECONFIG
+cat > "$work/doc-shims/sudo" <<'SUDO'
+#!/usr/bin/env bash
+# sudo for a root caller: [-u USER] [VAR=value ...] COMMAND..., the command run as USER with its groups.
+user=""
+[ "${1:-}" = -u ] && { user=$2; shift 2; }
+vars=()
+while [[ "${1:-}" == *=* && "${1%%=*}" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]]; do vars+=("$1"); shift; done
+if [ -n "$user" ]; then
+    exec setpriv --reuid="$user" --regid="$user" --init-groups env "${vars[@]}" "$@"
+fi
+exec env "${vars[@]}" "$@"
+SUDO
+cat > "$work/doc-shims/editor" <<'EDITOR'
+#!/bin/sh
+# The administrator's edits of config.yaml: the test's namespace, and a port of its own (the example's
+# 127.0.0.1:9464 may be taken on this machine).
+sed -i -e 's/^metrics_listen:.*/metrics_listen: 127.0.0.1:0/' "$1"
+echo "kubernetes_namespace: test-deb" >> "$1"
+EDITOR
+chmod 0755 "$work/doc-shims/sudo" "$work/doc-shims/editor"
 grep -qx 'metrics_listen: 127.0.0.1:9464' /etc/$name/config.yaml.example \
     || fail "the host example does not serve /metrics on loopback"
-{ sed -e 's/^metrics_listen:.*//' /etc/$name/config.yaml.example
-  echo "kubernetes_namespace: test-deb"
-  echo "metrics_listen: 127.0.0.1:0"; } > /etc/$name/config.yaml
+(cd "$work/admin" && PATH="$work/doc-shims:$PATH" bash -euo pipefail -c "$block") > "$work/doc-block.out" 2>&1 \
+    || fail "docs/deployment.md's host steps failed as written: $(tail -5 "$work/doc-block.out")"
+grep -q '^credential from .*: ok' "$work/doc-block.out" \
+    || fail "the documented --check-config did not pass: $(cat "$work/doc-block.out")"
+[ "$(stat -c '%a %U:%G' /etc/$name/config.yaml)" = "640 root:$name" ] \
+    || fail "config.yaml is $(stat -c '%a %U:%G' /etc/$name/config.yaml) after the documented steps"
+[ "$(stat -c '%a %U' /etc/$name/credential /etc/$name/kubeconfig | sort -u)" = "600 root" ] \
+    || fail "the credential or kubeconfig is not root-only after the documented steps"
+if ! $real_systemd; then
+    asked "systemctl enable --now --no-block $name" || fail "the documented steps did not enable the unit: $(calls)"
+fi
+ok "docs/deployment.md's host steps ran as written (--check-config passed as the service user)"
 echo "# a local edit that an upgrade must keep" >> /etc/$name/config.yaml.example
 config_sum=$(sha256sum < /etc/$name/config.yaml)
 example_sum=$(sha256sum < /etc/$name/config.yaml.example)
@@ -345,6 +380,9 @@ getent group "$name" > /dev/null || fail "purge deleted the group $name (its GID
 left=$(cd / && find "etc/$name" -mindepth 1 | sort | tr '\n' ' ')
 [ "$left" = "etc/$name/config.yaml etc/$name/credential etc/$name/kubeconfig " ] \
     || fail "purge left other than the administrator's files in /etc/$name: $left"
+modes=$(cd / && stat -c '%n %a %U:%G' etc/$name etc/$name/config.yaml etc/$name/credential etc/$name/kubeconfig | tr '\n' ';')
+[ "$modes" = "etc/$name 750 root:$name;etc/$name/config.yaml 640 root:$name;etc/$name/credential 600 root:root;etc/$name/kubeconfig 600 root:root;" ] \
+    || fail "what purge left is not as docs/deployment.md says: $modes"
 ok "purged: no package files; left: the system user and group $name and the administrator's $left"
 # The next system user gets other ids, and reads nothing the package left.
 useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "$next_user"

@@ -184,6 +184,9 @@ $np|contradict each other"
       printf 'identities:\n  - {clientId: broker-a, credentialSecret: continuum-event-broker-credential-a}\n'
       printf '  - {clientId: broker-b, credentialSecret: continuum-event-broker-credential-b}\n'; } \
         > "$tmp/values/second-identity.yaml"
+    # docs/deployment.md's Helm example, as written: its my-values.yaml heredoc (section 4).
+    awk '/^cat > my-values.yaml <<.EOF.$/ {inside=1; next} inside && /^EOF$/ {exit} inside {print}' \
+        docs/deployment.md > "$tmp/values/doc-my-values.yaml"
     # One JVM renders every values file (the chart's ci/ values and the refusals above).
     (. bin/env.sh >/dev/null && java --enable-native-access=ALL-UNNAMED -cp "$deps/*" "$here/helm-render/HelmTemplate.java" \
         batch "$tmp/helm" "$chart" ceb gpu-serving "$tmp"/values/*.yaml) 2> "$tmp/h.err" \
@@ -202,6 +205,12 @@ $np|contradict each other"
             if grep -q "^kind: $k" "$tmp/helm/$vname.yaml"; then echo "       (with a $k)"; fi
         done
     done
+    if [ ! -s "$tmp/values/doc-my-values.yaml" ]; then
+        echo "  FAIL docs/deployment.md: no my-values.yaml example found to render"; failcount
+    elif [ ! -f "$tmp/helm/doc-my-values.yaml" ]; then
+        echo "  FAIL helm docs/deployment.md's my-values.yaml: $(head -c 400 "$tmp/helm/doc-my-values.err" 2>/dev/null)"; failcount
+    elif check --identities 1 --require-namespace "helm docs/deployment.md's my-values.yaml" < "$tmp/helm/doc-my-values.yaml"; then
+        pass; else failcount; fi
     for r in "${refusals[@]}"; do
         rname="${r%%|*}"
         expected="${r##*|}"
@@ -296,6 +305,18 @@ yaml.safe_dump({"groups": rule["spec"]["groups"]}, open(sys.argv[2], "w"), sort_
 fi
 
 # --- Monitoring -------------------------------------------------------------------------------
+echo "==> the docs' Kustomize commands, as written"
+# Every `kubectl apply -k DIR` and `kubectl kustomize DIR` in README.md and docs/*.md that names a directory of
+# this repository renders (a renamed overlay would otherwise leave a doc command that fails).
+while read -r dir; do
+    if kubectl kustomize "$dir" > /dev/null 2> "$tmp/doc-k.err"; then
+        echo "  ok   kubectl kustomize $dir"; pass
+    else
+        echo "  FAIL a doc's kubectl kustomize $dir: $(head -c 300 "$tmp/doc-k.err")"; failcount
+    fi
+done < <(grep -h -o -E 'kubectl (apply -k|kustomize) deploy/[A-Za-z0-9_./-]+' README.md docs/*.md \
+             | awk '{print $NF}' | sort -u)
+
 echo "==> monitoring"
 if cmp -s deploy/monitoring/prometheus-rules.yaml "$chart/files/prometheus-rules.yaml"; then
     echo "  ok   the chart's rules are a copy of deploy/monitoring/prometheus-rules.yaml"; pass

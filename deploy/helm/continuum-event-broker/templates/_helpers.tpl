@@ -165,7 +165,7 @@ rendered empty and the Pod would never sync nor reach the router. */}}
 {{- fail "networkPolicy.enabled needs networkPolicy.routerCidrs (the router's addresses, for example [203.0.113.10/32]); without them the broker could not reach the router. Or set networkPolicy.enabled=false." -}}
 {{- end -}}
 {{- if and (not $np.apiServerCidrs) (not $np.apiServerAnyDestination) (not .Values.ciliumNetworkPolicy.enabled) -}}
-{{- fail "networkPolicy.enabled needs a way to the API server: networkPolicy.apiServerCidrs (the addresses of `kubectl get endpoints kubernetes`), or, on a managed cluster whose control plane moves, networkPolicy.apiServerAnyDestination=true (the API server ports to any address), or on Cilium ciliumNetworkPolicy.enabled=true (toEntities: kube-apiserver). See docs/deployment.md." -}}
+{{- fail "networkPolicy.enabled needs a way to the API server: networkPolicy.apiServerCidrs (the addresses of `kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes`), or, on a managed cluster whose control plane moves, networkPolicy.apiServerAnyDestination=true (the API server ports to any address), or on Cilium ciliumNetworkPolicy.enabled=true (toEntities: kube-apiserver). See docs/deployment.md." -}}
 {{- end -}}
 {{- if and (not $np.publisherNamespaces) (not $np.podCidrs) -}}
 {{- fail "networkPolicy.enabled needs a way to the publishers: networkPolicy.publisherNamespaces=true (a selector over the watched namespaces, every CNI) or networkPolicy.podCidrs (ipBlocks, for host-network publishers)." -}}
