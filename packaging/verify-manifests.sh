@@ -20,6 +20,8 @@
 #   the addresses it needs, an unknown or mistyped value refused by values.schema.json);
 # - Kustomize overlays/production and the chart with ci/ha-values.yaml (the same inputs) compared:
 #   same kinds, container, probes, security contexts, placement, RBAC and NetworkPolicy rules;
+# - the chart's README current (packaging/chart-readme.py --check), and the docs' commands as written: every
+#   `kubectl apply -k`/`kubectl kustomize` directory they name renders, and deployment.md's Helm values render;
 # - monitoring: promtool check rules, the chart's copy of the rules, the dashboard JSON.
 # Ends with "N passed, M failed"; exit status 1 when anything failed.
 set -euo pipefail
@@ -305,6 +307,13 @@ yaml.safe_dump({"groups": rule["spec"]["groups"]}, open(sys.argv[2], "w"), sort_
 fi
 
 # --- Monitoring -------------------------------------------------------------------------------
+echo "==> the chart's README (packaging/chart-readme.py: generated from values.yaml and values.schema.json)"
+if "$python" "$here/chart-readme.py" --check; then
+    echo "  ok   $chart/README.md is current"; pass
+else
+    echo "  FAIL $chart/README.md is not what packaging/chart-readme.py writes: run it"; failcount
+fi
+
 echo "==> the docs' Kustomize commands, as written"
 # Every `kubectl apply -k DIR` and `kubectl kustomize DIR` in README.md and docs/*.md that names a directory of
 # this repository renders (a renamed overlay would otherwise leave a doc command that fails).
