@@ -188,6 +188,17 @@ refusal=$(CONTINUUM_EVENT_BROKER_JAVA="$unpacked/java21" "$unpacked/$name-$versi
 [ "$status" = 3 ] && grep -q 'Java 25 or later is needed' <<<"$refusal" \
     || die "the portable launcher did not refuse Java 21 (exit $status): $refusal"
 echo "    ok: the portable launcher refuses Java 21: $refusal"
+# docs/deployment.md's archive steps (the block marked doc-test: archive), as written, with this machine's JDK.
+rm -rf "$unpacked"/*
+cp "$portable_tarball" "$unpacked/"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$unpacked/broker-a.credential"
+doc_block=$(awk '/^<!-- doc-test: archive/ {marked=1; next} marked && /^```sh$/ {inside=1; next}
+                 inside && /^```$/ {exit} inside {print}' "$root/docs/deployment.md")
+[ -n "$doc_block" ] || die "docs/deployment.md has no block marked doc-test: archive"
+doc_out=$(cd "$unpacked" && bash -euo pipefail -c "$doc_block" 2>&1) \
+    || die "docs/deployment.md's archive steps failed as written: $doc_out"
+grep -q '^credential from .*: ok' <<<"$doc_out" || die "the documented --check-config did not pass: $doc_out"
+echo "    ok: docs/deployment.md's archive steps ran as written (--check-config passed)"
 rm -rf "$unpacked"
 
 # --- Debian package ---------------------------------------------------------------------------
