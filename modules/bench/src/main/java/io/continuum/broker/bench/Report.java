@@ -180,13 +180,15 @@ final class Report {
         log("fanout: " + f);
         out.append("### ").append(n).append(" concurrent streams on one session, 10 msg/s each (broker)\n\n");
         out.append("| delivered / expected | open + join | broker CPU (cores) | broker heap after GC: before / ")
-                .append("streams idle / after load | broker heap per idle stream | broker peak heap used |\n")
+                .append("streams open / after load | broker heap per open stream: after the join / idle after the load ")
+                .append("| broker peak heap used |\n")
                 .append("|---|---:|---:|---|---:|---:|\n");
         out.append("| ").append(f.delivered()).append(" / ").append(f.expected()).append(" | ")
                 .append(f1(f.openSeconds())).append(" s | ").append(f2(f.cpuCores())).append(" | ")
                 .append(mib(f.heapBaseline())).append(" / ").append(mib(f.heapIdle())).append(" / ")
                 .append(mib(f.heapAfterLoad())).append(" | ")
-                .append(String.format(Locale.ROOT, "%.1f KiB", f.streamsIdleBytesEach() / 1024.0)).append(" | ")
+                .append(String.format(Locale.ROOT, "%.1f KiB / %.1f KiB", f.streamsIdleBytesEach() / 1024.0,
+                        (f.heapAfterLoad() - f.heapBaseline()) / 1024.0 / f.streams())).append(" | ")
                 .append(mib(f.peakHeap())).append(" |\n\n");
         flush(out);
     }

@@ -136,6 +136,11 @@ final class Workloads {
         }
     }
 
+    /**
+     * {@code heapIdle} is taken right after the join, while its probe messages may still be on their way through
+     * some streams (it varies by run); {@code heapAfterLoad} once every message was delivered, every stream open
+     * and idle with nothing in flight: the cost of an idle stream is (heapAfterLoad - heapBaseline) / streams.
+     */
     record Fanout(int streams, long expected, long delivered, double cpuCores, double openSeconds,
                   long heapBaseline, long heapIdle, long heapAfterLoad, long streamsIdleBytesEach, long peakHeap) {
     }
