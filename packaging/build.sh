@@ -192,9 +192,7 @@ echo "    ok: the portable launcher refuses Java 21: $refusal"
 rm -rf "$unpacked"/*
 cp "$portable_tarball" "$unpacked/"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$unpacked/broker-a.credential"
-doc_block=$(awk '/^<!-- doc-test: archive/ {marked=1; next} marked && /^```sh$/ {inside=1; next}
-                 inside && /^```$/ {exit} inside {print}' "$root/docs/deployment.md")
-[ -n "$doc_block" ] || die "docs/deployment.md has no block marked doc-test: archive"
+doc_block=$("$here/doc-block.sh" archive "$root/docs/deployment.md") || die "docs/deployment.md has no block marked doc-test: archive"
 doc_out=$(cd "$unpacked" && bash -euo pipefail -c "$doc_block" 2>&1) \
     || die "docs/deployment.md's archive steps failed as written: $doc_out"
 grep -q '^credential from .*: ok' <<<"$doc_out" || die "the documented --check-config did not pass: $doc_out"

@@ -192,11 +192,7 @@ echo "==> a configured, running service: docs/deployment.md's host steps, as wri
 # unreachable API server: the broker waits for its first sync, which is enough to be running). `sudo` is
 # root's own (this test is root): a shim that honours -u and VAR=value as sudo does, so the check in the
 # block really runs as the service user. `editor` makes the edits an administrator would.
-block=$(awk '/^<!-- doc-test: host-configure/ {marked=1; next}
-             marked && /^```sh$/ {inside=1; next}
-             inside && /^```$/ {exit}
-             inside {print}' "$root/docs/deployment.md")
-[ -n "$block" ] || fail "docs/deployment.md has no block marked doc-test: host-configure"
+block=$("$here/doc-block.sh" host-configure "$root/docs/deployment.md") || fail "docs/deployment.md has no block marked doc-test: host-configure"
 mkdir -p "$work/admin" "$work/doc-shims"
 head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/admin/broker-a.credential"
 cat > "$work/admin/broker-a.kubeconfig" <<'KUBECONFIG'
