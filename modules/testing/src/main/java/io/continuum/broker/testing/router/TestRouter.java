@@ -154,6 +154,15 @@ public final class TestRouter implements AutoCloseable {
         }
     }
 
+    /**
+     * The largest receive window (65,535, the protocol's default) below four frames of 16 KiB, where Helidon
+     * 4.5.0's server sends a WINDOW_UPDATE for each read instead of batching them. Its batching keeps the sum in
+     * a counter without synchronization, so two stream handlers reading at once can make it send an increment
+     * of 0, a protocol error the client rightly ends the connection for (RFC 9113 section 6.9). Tests with
+     * many streams reading at once use this window.
+     */
+    public static final int UNBATCHED_WINDOW = 65_535;
+
     /** Options of a {@link TestRouter}. */
     public static final class Builder {
         private final ServerIdentity identity;
