@@ -15,13 +15,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
+import javax.management.ListenerNotFoundException;
 import javax.management.NotificationEmitter;
+import javax.management.NotificationListener;
 import javax.management.openmbean.CompositeData;
 
 import com.sun.management.GarbageCollectionNotificationInfo;
@@ -39,7 +42,7 @@ import io.continuum.broker.relay.api.RelayMetrics;
 /**
  * The broker alone in its own JVM, so the harness measures its heap, RSS and CPU honestly. Driven over
  * stdin by {@link LoadHarness} and bench/isolate.py: {@code heap} prints {@code heap <used after GC> <peak used
- * before any collection>}; {@code peak-reset} restarts the peak (answers {@code ok}); {@code quit} or EOF stops it. Args: bus URL, CA PEM file, credential.
+ * before any collection>}; {@code peak-reset} restarts the peak and records it at each collection, {@code peak-stop} stops recording (each answers {@code ok}); {@code quit} or EOF stops it. Args: bus URL, CA PEM file, credential.
  */
 public final class BrokerChild {
     private BrokerChild() {
@@ -75,7 +78,7 @@ public final class BrokerChild {
                 .busConnectTimeout(Duration.ofSeconds(10))
                 .build();
         AtomicLong peak = new AtomicLong();
-        recordPeakAtEachCollection(peak);
+        Runnable stopRecordingPeak = recordPeakAtEachCollection(peak);
         EventBroker broker = EventBroker.create(config, new PublisherView() {
             @Override
             public boolean isSynced() {
@@ -99,7 +102,14 @@ public final class BrokerChild {
             String line;
             while ((line = in.readLine()) != null && !line.equals("quit")) {
                 if (line.equals("peak-reset")) { // the next "heap" reports the peak since now
+                    stopRecordingPeak.run();
                     peak.set(0);
+                    stopRecordingPeak = recordPeakAtEachCollection(peak);
+                    System.out.println("ok");
+                    System.out.flush();
+                } else if (line.equals("peak-stop")) { // no more notifications until the next peak-reset
+                    stopRecordingPeak.run();
+                    stopRecordingPeak = () -> { };
                     System.out.println("ok");
                     System.out.flush();
                 } else if (line.equals("heap")) {
@@ -124,16 +134,23 @@ public final class BrokerChild {
      * Keeps {@code peak} at the most heap in use seen by any collection, which is where the heap is fullest: right
      * before it. Read from the collectors' own notifications, not by polling: a sampler thread polling every 20 ms
      * ran on the broker's one core and showed up in the slowest latency messages' time (docs/benchmarks.md).
+     * Neither is free: the JVM builds a {@code GcInfo} for every collection while a listener is registered (1-4 ms
+     * of the broker's core each, docs/benchmarks-journal.md), so bench/isolate.py records only around the load
+     * whose peak it reports ({@code peak-reset} ... {@code peak-stop}) and its latency runs have none.
+     *
+     * @return removes the listeners, after which the JVM stops building notifications
      */
-    private static void recordPeakAtEachCollection(AtomicLong peak) {
+    private static Runnable recordPeakAtEachCollection(AtomicLong peak) {
         Set<String> heapPools = new HashSet<>();
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
             if (pool.getType() == MemoryType.HEAP) {
                 heapPools.add(pool.getName());
             }
         }
+        List<Runnable> removals = new ArrayList<>();
         for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
-            ((NotificationEmitter) collector).addNotificationListener((notification, handback) -> {
+            NotificationEmitter emitter = (NotificationEmitter) collector;
+            NotificationListener listener = (notification, handback) -> {
                 if (!notification.getType().equals(GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION)) {
                     return;
                 }
@@ -145,7 +162,16 @@ public final class BrokerChild {
                     }
                 }
                 peak.accumulateAndGet(before, Math::max);
-            }, null, null);
+            };
+            emitter.addNotificationListener(listener, null, null);
+            removals.add(() -> {
+                try {
+                    emitter.removeNotificationListener(listener);
+                } catch (ListenerNotFoundException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
         }
+        return () -> removals.forEach(Runnable::run);
     }
 }
