@@ -12,7 +12,9 @@ socket, or for the Dynamo-shaped load is the subscriber and checks every message
 Paths: direct (PUB -> SUB), stunnel (PUB -> stunnel server -> TLS -> stunnel client -> SUB) and broker
 (PUB -> broker -> TLS HTTP/2 -> lean router -> SUB). Everything on 127.0.0.1; every loop is bounded in count and
 time. Environment: ISOLATE_BROKER_OPTS (extra JVM options for the broker, e.g. a profiler agent),
-ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_DYNAMO_PEERS (zmtp,
+ISOLATE_DYNAMO="publishers,min_rate,max_rate,seconds" (default 256,100,1000,10), ISOLATE_DYNAMO_SCALES (the rungs
+of that load, default 1,0.75,0.6,0.5: the rates times each, every rung run with the floor's eager bare reader at the same
+rates and seed right before it, so one command gives the broker-to-floor ratio), ISOLATE_DYNAMO_PEERS (zmtp,
 the default: bench/zmtp-peers.c, ZMTP over plain sockets; libzmq: bench/dynamo-peers.c; both built by bench/run.sh
 into ISOLATE_PEERS_DIR; or jeromq: DynamoPeers), ISOLATE_DYNAMO_SINK (router, the default: the lean router subscribes
 and checks every message itself, so core 1 carries no subscriber sockets; or subscribers: the router bridges each
@@ -30,6 +32,7 @@ A/B'd in one invocation, run by run; bench/ab.sh sets it up), ISOLATE_BROKER_B_O
 routers, e.g. -Dbench.leanMaxFrame=65536 to announce a larger SETTINGS_MAX_FRAME_SIZE).
 """
 import gc
+import importlib.util
 import multiprocessing as mp
 import os
 import queue
@@ -558,12 +561,12 @@ def throughput(rig, path, size, count):
 # ------------------------------------------------------------------------------------------------------------
 # the Dynamo-shaped load: many publishers on one session, KV-event-sized messages, bursts, verified
 
-def dynamo_peers_command(rig, seed):
+def dynamo_peers_command(rig, seed, rates):
     """The Dynamo-shaped load's peers: bench/zmtp-peers.c (ZMTP 3.0 over plain sockets, the cheapest), with
     ISOLATE_DYNAMO_PEERS=libzmq bench/dynamo-peers.c (both in ISOLATE_PEERS_DIR, built by bench/run.sh), or with
     ISOLATE_DYNAMO_PEERS=jeromq the JeroMQ DynamoPeers, which cannot keep the nominal schedule on one core. Same
     load, protocol and checks for the same seed."""
-    args = [str(seed), str(DYN["publishers"]), str(DYN["min_rate"]), str(DYN["max_rate"]), str(DYN["seconds"])]
+    args = [str(seed), str(DYN["publishers"]), str(rates[0]), str(rates[1]), str(DYN["seconds"])]
     if DYN_SINK == "router" and DYN_PEERS != "zmtp":
         raise RuntimeError("ISOLATE_DYNAMO_SINK=router needs ISOLATE_DYNAMO_PEERS=zmtp (the others bring their SUBs: "
                            "ISOLATE_DYNAMO_SINK=subscribers)")
@@ -580,15 +583,30 @@ def dynamo_peers_command(rig, seed):
     return [binary, *args]
 
 
-def dynamo(rig, seed, name="broker"):
+def dynamo_rates(scale):
+    """The Dynamo-shaped load's per-publisher rates (msg/s) at a rung of ISOLATE_DYNAMO_SCALES."""
+    return max(1, round(DYN["min_rate"] * scale)), max(1, round(DYN["max_rate"] * scale))
+
+
+def floor(seed, scale):
+    """The floor at the same rung and seed (bench/dynamo-floor.py's eager reader): the same C peers' PUBs on core 1,
+    their SUB side alone on core 0 reading every socket as soon as it is ready, no broker, TLS or router."""
+    binary = os.path.join(os.environ.get("ISOLATE_PEERS_DIR", ""), "zmtp-peers-eager")
+    if not os.access(binary, os.X_OK):
+        raise RuntimeError(f"no {binary}: run through bench/run.sh, which builds the C peers")
+    return FLOOR.run(binary, seed, *dynamo_rates(scale), seconds=DYN["seconds"])
+
+
+def dynamo(rig, seed, name="broker", scale=1.0):
     """The Dynamo peers (core 1) drive the load through the broker; the broker's CPU over its schedule. With
     ISOLATE_DYNAMO_SINK=router (the default) the lean router itself subscribes and checks every message; with
-    "subscribers" it bridges each stream to a SUB socket of the peers, which check."""
+    "subscribers" it bridges each stream to a SUB socket of the peers, which check. scale: the rung (the nominal
+    rates times it)."""
     side = rig.sides[name]
     closed0 = side.router_stats()
     heap_before = side.heap()[0]
     side.broker.ask("peak-reset")
-    peers = LineProc(["taskset", "-c", PEER_CORE, *dynamo_peers_command(rig, seed)],
+    peers = LineProc(["taskset", "-c", PEER_CORE, *dynamo_peers_command(rig, seed, dynamo_rates(scale))],
                      os.path.join(rig.work, "dynamo.log"))
     try:
         ports = peers.read_until("ports ").split()[1:]
@@ -630,7 +648,7 @@ def dynamo(rig, seed, name="broker"):
         return {"error": f"the peers did not finish: {done}"}
     sent, ok, bad, nbytes = (int(x) for x in done[1:5])
     secs, lag_ms, ended = float(done[5]), int(done[6]), int(done[7])
-    return {"publishers": DYN["publishers"], "sent": sent, "ok": ok, "bad": bad, "lost": sent - ok - bad,
+    return {"publishers": DYN["publishers"], "scale": scale, "sent": sent, "ok": ok, "bad": bad, "lost": sent - ok - bad,
             "ended": ended, "seconds": secs, "behind": lag_ms / 1000.0, "mib": nbytes / MIB,
             "cpu broker": c1["broker"] - c0["broker"], "cpu router": c1["router"] - c0["router"],
             "cpu peers": c1["peers"] - c0["peers"],
@@ -728,16 +746,23 @@ def main():
                     profiled(rig, p, "stop,file=" + os.path.abspath(f"modules/bench/target/profile-throughput-{size}.collapsed"))
                     thr[(size, p)].append(res)
                     log(f"run {r} throughput {size} {p}: {res} (load {loadavg()})")
-            for name in rig.sides if "dynamo" in workloads else ():
-                profiled(rig, name, "start,event=cpu,interval=1ms")
+            for scale in DYN_SCALES if "dynamo" in workloads else ():
                 try:
-                    res = dynamo(rig, seed + r, name)
-                except RuntimeError as e:
-                    res = {"error": str(e)}
-                profiled(rig, name, "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
-                res["side"] = name
-                dyn.append(res)
-                log(f"run {r} dynamo {name}: {res} (load {loadavg()})")
+                    bare = floor(seed + r, scale)
+                except (RuntimeError, OSError, subprocess.TimeoutExpired, IndexError, ValueError) as e:
+                    bare = {"error": str(e)}
+                log(f"run {r} dynamo floor ×{scale}: {bare} (load {loadavg()})")
+                for name in rig.sides:
+                    profiled(rig, name, "start,event=cpu,interval=1ms")
+                    try:
+                        res = dynamo(rig, seed + r, name, scale)
+                    except RuntimeError as e:
+                        res = {"error": str(e), "scale": scale}
+                    profiled(rig, name, "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
+                    res["side"] = name
+                    res["floor"] = bare
+                    dyn.append(res)
+                    log(f"run {r} dynamo ×{scale} {name}: {res} (load {loadavg()})")
             loads.append(loadavg())
     finally:
         rig.close()
@@ -808,19 +833,26 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     if dyn:
         # dynamo
         o.append(f"#### Dynamo-shaped load: {DYN['publishers']} publishers on one session, each "
-                 f"{DYN['min_rate']}-{DYN['max_rate']} msg/s of 100-2,000 B, bursts, {DYN['seconds']} s, every message "
-                 f"verified (seeded)\n")
-        o.append("| run (broker) | sent | verified | lost | gaps or corrupt | streams closed / reset | offered msg/s "
-                 "| MiB | publisher lag (s) | broker CPU (cores) | broker CPU per message (µs) | core 1: peers + router "
-                 "CPU (cores) | broker heap after GC before / after | broker peak heap |")
-        o.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|")
+                 f"{DYN['min_rate']}-{DYN['max_rate']} msg/s (the nominal rates, times the rung) of 100-2,000 B, "
+                 f"bursts, {DYN['seconds']} s, every message verified (seeded); before each rung, the floor at the "
+                 f"same rates and seed (the eager bare reader of bench/dynamo-floor.py alone on core 0)\n")
+        o.append("| run (broker) | rung | sent | verified | lost | gaps or corrupt | streams closed / reset "
+                 "| offered msg/s | MiB | publisher lag (s) | broker CPU (cores) | broker CPU per message (µs) "
+                 "| bare reader: offered msg/s, lag (s), µs per message | broker ÷ bare reader "
+                 "| core 1: peers + router CPU (cores) | broker heap after GC before / after | broker peak heap |")
+        o.append("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|")
         for i, d in enumerate(dyn):
             if "error" in d:
-                o.append(f"| {i} ({d.get('side')}) | {d['error']} |")
+                o.append(f"| {i} ({d.get('side')}) | ×{d.get('scale')} | {d['error']} |")
                 continue
-            o.append(f"| {i} ({d['side']}) | {d['sent']} | {d['ok']} | {d['lost']} | {d['bad']} | {d['stream_closed']} / "
-                     f"{d['resets']} | {d['sent'] / d['seconds']:.0f} | {d['mib']:.1f} | {d['behind']:.2f} "
-                     f"| {d['cpu broker'] / d['seconds']:.2f} | {d['cpu broker'] / max(1, d['ok']) * 1e6:.1f} "
+            f = d.get("floor", {})
+            bare = (f"{f['rate']:,.0f}, {f['lag']:.2f}, {f['subs us']:.1f}" if "error" not in f
+                    else f"error: {f['error']}")
+            ratio = dynamo_floor_ratio(d)
+            o.append(f"| {i} ({d['side']}) | ×{d['scale']} | {d['sent']} | {d['ok']} | {d['lost']} | {d['bad']} "
+                     f"| {d['stream_closed']} / {d['resets']} | {d['sent'] / d['seconds']:.0f} | {d['mib']:.1f} "
+                     f"| {d['behind']:.2f} | {d['cpu broker'] / d['seconds']:.2f} "
+                     f"| {d['cpu broker'] / max(1, d['ok']) * 1e6:.1f} | {bare} | {ratio:.2f}× "
                      f"| {d['cpu peers'] / d['seconds']:.2f} + {d['cpu router'] / d['seconds']:.2f} "
                      f"| {d['heap before'] / MIB:.1f} / {d['heap after'] / MIB:.1f} MiB | {d['heap peak'] / MIB:.1f} MiB |")
         o.append("")
@@ -860,6 +892,7 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     o.append(f"| Dynamo-shaped load lossless | {sum(d.get('lost', 0) for d in dyn)} lost, "
              f"{sum(d.get('bad', 0) for d in dyn)} gaps or corrupt, {sum(d.get('stream_closed', 0) for d in dyn)} "
              f"streams cut | | | 0 | {verdict} |")
+    o.extend(floor_target(dyn))
     o.extend(ab)
     o.append(f"\nWall time {wall:.0f} s.\n")
     text = "\n".join(o)
@@ -867,6 +900,41 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     os.makedirs("modules/bench/target", exist_ok=True)
     with open("modules/bench/target/isolated.md", "w") as f:
         f.write(text)
+
+
+def dynamo_floor_ratio(d):
+    """Broker CPU per verified message over the bare reader's per message at the same rung and seed."""
+    f = d.get("floor", {})
+    if "error" in d or "error" in f or not f.get("subs us") or not d.get("ok"):
+        return float("nan")
+    return d["cpu broker"] / d["ok"] * 1e6 / f["subs us"]
+
+
+def floor_target(dyn):
+    """Issue 60 item 3: at the highest rung where the peers kept their schedule (within MAX_DYNAMO_LAG_S) both
+    for the bare reader and through the broker, in every run: lossless, and the broker's CPU per message at most
+    1.15× the bare reader's (the median over the runs)."""
+    kept = {}
+    for d in dyn:
+        f = d.get("floor", {})
+        ok = ("error" not in d and "error" not in f and d["behind"] <= MAX_DYNAMO_LAG_S
+              and f["lag"] <= MAX_DYNAMO_LAG_S)
+        kept.setdefault(d.get("scale"), []).append(ok)
+    rungs = sorted((s for s, oks in kept.items() if s is not None and all(oks)), reverse=True)
+    if not rungs:
+        return [f"| Dynamo-shaped load at the floor, broker ≤ 1.15× the bare reader | no rung where the peers kept "
+                f"their schedule ({', '.join(f'×{s}' for s in sorted(kept, reverse=True))}) | | | ≤ 1.15× | not shown |"]
+    at = [d for d in dyn if d.get("scale") == rungs[0]]
+    lossless = all(d["lost"] == 0 and d["bad"] == 0 and d["stream_closed"] == 0 and d["resets"] == 0 for d in at)
+    ratio = med([dynamo_floor_ratio(d) for d in at])
+    broker_us = med([d["cpu broker"] / max(1, d["ok"]) * 1e6 for d in at])
+    bare_us = med([d["floor"]["subs us"] for d in at])
+    rate = min(d["sent"] / d["seconds"] for d in at)
+    met = lossless and ratio <= 1.15
+    return [f"| Dynamo-shaped load at the floor (rung ×{rungs[0]}, {rate:,.0f} msg/s offered, "
+            f"{'lossless' if lossless else 'NOT lossless'}), broker vs bare reader CPU per message "
+            f"| {broker_us:.2f} µs | {bare_us:.2f} µs (bare reader) | {ratio:.2f}× | ≤ 1.15× "
+            f"| {'met' if met else 'NOT met'} |"]
 
 
 def ab_table(lat, thr, sizes, dyn, mains):
@@ -904,8 +972,9 @@ def ab_table(lat, thr, sizes, dyn, mains):
         row(f"{size // 1024} KiB: broker CPU per MiB (ms)", [r["cpu broker"] / r["mib"] * 1000 for r in a if "cpu broker" in r],
             [r["cpu broker"] / r["mib"] * 1000 for r in b if "cpu broker" in r])
         row(f"{size // 1024} KiB: MiB/s", [r.get("MiB/s") for r in a], [r.get("MiB/s") for r in b], "{:.1f}")
-    da = [d for d in dyn if d.get("side") == "broker" and "error" not in d]
-    db = [d for d in dyn if d.get("side") == "broker-b" and "error" not in d]
+    top = max(DYN_SCALES)   # one rung compared: the nominal one
+    da = [d for d in dyn if d.get("side") == "broker" and "error" not in d and d.get("scale") == top]
+    db = [d for d in dyn if d.get("side") == "broker-b" and "error" not in d and d.get("scale") == top]
     row("Dynamo: broker CPU per verified message (µs)", [d["cpu broker"] / max(1, d["ok"]) * 1e6 for d in da],
         [d["cpu broker"] / max(1, d["ok"]) * 1e6 for d in db], "{:.1f}")
     row("Dynamo: lost + gaps", [d["lost"] + d["bad"] for d in da], [d["lost"] + d["bad"] for d in db], "{:.0f}")
@@ -916,6 +985,13 @@ def ab_table(lat, thr, sizes, dyn, mains):
 _d = [int(x) for x in os.environ.get("ISOLATE_DYNAMO", "256,100,1000,10").split(",")]
 DYN = {"publishers": _d[0], "min_rate": _d[1], "max_rate": _d[2], "seconds": _d[3]}
 DYN_PEERS = os.environ.get("ISOLATE_DYNAMO_PEERS", "zmtp")
+# The rungs of the Dynamo-shaped load (issue 60 item 3): the nominal rates and fractions of them, each run with the
+# floor beside it; the target is read at the highest rung whose schedule the peers kept.
+DYN_SCALES = [float(x) for x in os.environ.get("ISOLATE_DYNAMO_SCALES", "1,0.75,0.6,0.5").split(",")]
+_spec = importlib.util.spec_from_file_location("dynamo_floor", os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "dynamo-floor.py"))
+FLOOR = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(FLOOR)
 DYN_SINK = os.environ.get("ISOLATE_DYNAMO_SINK", "router")
 
 if __name__ == "__main__":
