@@ -161,7 +161,8 @@ class LineProc:
         try:
             self.p.stdin.write("quit\n")
             self.p.stdin.flush()
-            self.p.wait(10)
+            # a JVM writing an AOT cache at exit (-XX:AOTCacheOutput) takes longer than one that only exits
+            self.p.wait(180 if any(a.startswith("-XX:AOTCacheOutput") for a in self.p.args) else 10)
         except (OSError, subprocess.TimeoutExpired, ValueError):
             self.p.kill()
             self.p.wait(5)
