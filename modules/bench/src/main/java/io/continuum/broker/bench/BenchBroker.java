@@ -56,9 +56,8 @@ final class BenchBroker implements AutoCloseable {
                 .start();
         Path ca = work.resolve("ca.pem");
         Files.write(ca, pki.caPem());
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx" + System.getProperty("bench.brokerXmx", "512m"), "-XX:+UseSerialGC")); // as jvm.options
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(shippedJvmOptions());
         String extra = System.getProperty("bench.brokerJavaOpts", "");
         if (!extra.isBlank()) {
             cmd.addAll(Arrays.asList(extra.trim().split("\\s+")));
@@ -98,6 +97,23 @@ final class BenchBroker implements AutoCloseable {
         log("broker child pid " + brokerProc.pid() + ", log " + work.resolve("broker.log"));
     }
 
+    /**
+     * The collector, heap and VM options the product ships with (packaging/jvm.options' -XX and -D lines; its
+     * module options name the service's modules, which this class path does not have) in the chart's default
+     * 512 MiB container ({@code bench.brokerMaxRam} for another), as bench/isolate.py runs the broker: the heap is
+     * sized as in a cluster, 8 MiB at the start, not from this machine's memory.
+     */
+    static List<String> shippedJvmOptions() throws IOException {
+        List<String> options = new ArrayList<>();
+        for (String line : Files.readAllLines(Path.of("packaging", "jvm.options"))) {
+            if (line.startsWith("-XX:") || line.startsWith("-D")) {
+                options.add(line.strip());
+            }
+        }
+        options.add("-XX:MaxRAM=" + System.getProperty("bench.brokerMaxRam", "512m"));
+        return options;
+    }
+
     InProcessRouter router() {
         return router;
     }
@@ -120,7 +136,7 @@ final class BenchBroker implements AutoCloseable {
         return nextStreamId++;
     }
 
-    /** The broker child's heap: {used after GC, peak used sampled every 20 ms}. */
+    /** The broker child's heap: {used after GC, peak used before any collection (its GC notifications)}. */
     long[] heap() throws IOException {
         brokerIn.write("heap\n");
         brokerIn.flush();

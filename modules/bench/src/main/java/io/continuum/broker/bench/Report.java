@@ -90,9 +90,10 @@ final class Report {
             flush(out);
         }
         long[] bh = broker.heap();
-        out.append("Broker JVM (child, -Xmx").append(System.getProperty("bench.brokerXmx", "512m"))
+        out.append("Broker JVM (child, the shipped JVM options, -XX:MaxRAM=")
+                .append(System.getProperty("bench.brokerMaxRam", "512m"))
                 .append("): peak RSS (VmHWM) ").append(broker.status("VmHWM"))
-                .append(", peak heap used (sampled every 20 ms, garbage included) ").append(mib(bh[1]))
+                .append(", peak heap used (before any collection, garbage included) ").append(mib(bh[1]))
                 .append(". Harness JVM (router, JeroMQ peers, bridges): peak RSS ").append(procStatus(Path.of("/proc/self/status"), "VmHWM"))
                 .append(", peak heap used ").append(mib(peakHeapUsed.get())).append(". Subscriptions that never joined ")
                 .append("within 20 s and were retried once: ").append(pairs.joinFailures()).append(".\n");
