@@ -758,9 +758,10 @@ def main():
                     try:
                         res = dynamo(rig, seed + r, name, scale)
                     except RuntimeError as e:
-                        res = {"error": str(e), "scale": scale}
+                        res = {"error": str(e)}
                     profiled(rig, name, "stop,file=" + os.path.abspath("modules/bench/target/profile-dynamo.collapsed"))
                     res["side"] = name
+                    res.setdefault("scale", scale)   # an error the peers reported carries none
                     res["floor"] = bare
                     dyn.append(res)
                     log(f"run {r} dynamo ×{scale} {name}: {res} (load {loadavg()})")
