@@ -237,6 +237,10 @@ class Side:
         _, used, peak = self.broker.ask("heap").split()
         return int(used), int(peak)
 
+    def router_closes(self):
+        """The stream_closed frames other than upstream_closed the broker sent so far, by code."""
+        return {k: int(v) for k, v in (w.split("=") for w in self.router.ask("closes").split()[1:])}
+
     def router_stats(self):
         _, closed, refused, resets, data = self.router.ask("stats").split()
         return int(closed), int(refused), int(resets), int(data)
@@ -605,6 +609,7 @@ def dynamo(rig, seed, name="broker", scale=1.0):
     rates times it)."""
     side = rig.sides[name]
     closed0 = side.router_stats()
+    codes0 = side.router_closes()
     heap_before = side.heap()[0]
     side.broker.ask("peak-reset")
     peers = LineProc(["taskset", "-c", PEER_CORE, *dynamo_peers_command(rig, seed, dynamo_rates(scale))],
@@ -645,6 +650,7 @@ def dynamo(rig, seed, name="broker", scale=1.0):
     used_after, peak = side.heap()
     side.broker.ask("peak-stop")
     closed1 = side.router_stats()
+    codes1 = side.router_closes()
     if len(done) != 8 or done[0] != "done":
         return {"error": f"the peers did not finish: {done}"}
     sent, ok, bad, nbytes = (int(x) for x in done[1:5])
@@ -654,7 +660,8 @@ def dynamo(rig, seed, name="broker", scale=1.0):
             "cpu broker": c1["broker"] - c0["broker"], "cpu router": c1["router"] - c0["router"],
             "cpu peers": c1["peers"] - c0["peers"],
             "heap before": heap_before, "heap after": used_after, "heap peak": peak,
-            "stream_closed": closed1[0] - closed0[0], "resets": closed1[2] - closed0[2]}
+            "stream_closed": closed1[0] - closed0[0], "resets": closed1[2] - closed0[2],
+            "closed by": {k: n - codes0.get(k, 0) for k, n in codes1.items() if n > codes0.get(k, 0)}}
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -852,7 +859,7 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
                     else f"error: {f['error']}")
             ratio = dynamo_floor_ratio(d)
             o.append(f"| {i} ({d['side']}) | ×{d['scale']} | {d['sent']} | {d['ok']} | {d['lost']} | {d['bad']} "
-                     f"| {d['stream_closed']} / {d['resets']} | {d['sent'] / d['seconds']:.0f} | {d['mib']:.1f} "
+                     f"| {d['stream_closed']} / {d['resets']}{closed_by(d)} | {d['sent'] / d['seconds']:.0f} | {d['mib']:.1f} "
                      f"| {d['behind']:.2f} | {d['cpu broker'] / d['seconds']:.2f} "
                      f"| {d['cpu broker'] / max(1, d['ok']) * 1e6:.1f} | {bare} | {ratio:.2f}× "
                      f"| {d['cpu peers'] / d['seconds']:.2f} + {d['cpu router'] / d['seconds']:.2f} "
@@ -903,6 +910,12 @@ def report(runs, quick, lat, thr, sizes, dyn, loads, wall):
     os.makedirs("modules/bench/target", exist_ok=True)
     with open("modules/bench/target/isolated.md", "w") as f:
         f.write(text)
+
+
+def closed_by(d):
+    """The codes of the stream_closed frames the broker sent in a run (other than upstream_closed), if any."""
+    codes = d.get("closed by") or {}
+    return " (" + ", ".join(f"{k} {n}" for k, n in sorted(codes.items())) + ")" if codes else ""
 
 
 def dynamo_floor_ratio(d):

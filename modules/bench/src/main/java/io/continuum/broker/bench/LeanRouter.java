@@ -64,6 +64,7 @@ import io.continuum.broker.testing.pki.ServerIdentity;
  * answers {@code sinks <count>}; {@code tally} answers
  * {@code tally <verified> <bad> <bytes> <ended> <joined> <opened>} for the last {@code sinks};
  * {@code stats} answers {@code stats <closed other than upstream_closed> <refused> <resets> <dataBytes>};
+ * {@code closes} answers {@code closes <code>=<count>...}: the same stream_closed frames by code;
  * {@code quit} or EOF stops it.
  * Arg: a work directory, where it writes {@code ca.pem}, {@code cert.pem} and {@code key.pem} (stunnel's files).
  */
@@ -78,6 +79,7 @@ public final class LeanRouter {
     private final Map<Integer, Downstream> byH2Stream = new ConcurrentHashMap<>();
     private final AtomicLong nextBusId = new AtomicLong(1);
     private final AtomicLong closed = new AtomicLong();
+    private final Map<String, AtomicLong> closedByCode = new ConcurrentHashMap<>(); // the same closes, by code
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong resets = new AtomicLong();
     private final AtomicLong dataBytes = new AtomicLong();
@@ -125,6 +127,9 @@ public final class LeanRouter {
                             + r.dataBytes.get();
                     case "sinks" -> "sinks " + r.sinks(Long.parseLong(w[1]), java.util.Arrays.copyOfRange(w, 2, w.length));
                     case "tally" -> r.tally();
+                    case "closes" -> "closes" + r.closedByCode.entrySet().stream()
+                            .map(e -> " " + e.getKey() + "=" + e.getValue().get()).sorted()
+                            .collect(java.util.stream.Collectors.joining());
                     default -> "unknown " + line;
                 };
                 System.out.println(answer);
@@ -596,6 +601,7 @@ public final class LeanRouter {
                     case Frame.StreamClosed c -> {
                         if (c.code() != io.continuum.broker.protocol.Code.UPSTREAM_CLOSED) {
                             closed.incrementAndGet(); // upstream_closed is every run's end; the rest cut a stream
+                            closedByCode.computeIfAbsent(String.valueOf(c.code()), k -> new AtomicLong()).incrementAndGet();
                         }
                         log("stream_closed " + c.streamId() + " " + c.code());
                     }
