@@ -15,14 +15,12 @@ cd "$(dirname "$0")/.."
 . bin/env.sh
 other=$(readlink -f "${1:?usage: bench/ab.sh OTHER_RELAY_JAR [runs] [--quick]}")
 shift
-cp_file=modules/bench/target/classpath.txt
-nice -n 15 ./mvnw -B -ntp -q -pl modules/bench -am -DskipTests package dependency:build-classpath \
-    -Dmdep.outputFile="$PWD/$cp_file" -Dmdep.includeScope=runtime
+deps=$(nice -n 15 bench/build-classpath.sh)
 snap=$(mktemp -d /tmp/ceb-ab-XXXXXX)
 trap 'rm -rf "$snap"' EXIT
 cp -r modules/bench/target/classes "$snap/bench-classes"
 cp="$snap/bench-classes"
-for jar in $(tr ':' ' ' < "$cp_file"); do
+for jar in $(tr ':' ' ' <<< "$deps"); do
     case "$jar" in
         "$PWD"/modules/*) cp "$jar" "$snap/"; cp="$cp:$snap/$(basename "$jar")" ;;
         *) cp="$cp:$jar" ;;

@@ -11,10 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bin/env.sh
 rounds=${1:-1}
-cp_file=modules/bench/target/classpath.txt
-./mvnw -B -ntp -q -pl modules/bench -am -DskipTests package dependency:build-classpath \
-    -Dmdep.outputFile="$PWD/$cp_file" -Dmdep.includeScope=runtime
-cp="$(ls modules/bench/target/continuum-event-broker-bench-*.jar | head -1):$(cat "$cp_file")"
+deps=$(bench/build-classpath.sh)
+cp="$(ls modules/bench/target/continuum-event-broker-bench-*.jar | head -1):$deps"
 ISOLATE_PEERS_DIR=$(bench/build-dynamo-peers.sh)
 export ISOLATE_PEERS_DIR
 export ISOLATE_WORKLOADS=${ISOLATE_WORKLOADS:-latency,throughput}

@@ -27,10 +27,7 @@ if [ "$mode" = all ] || [ "$mode" = isolate ]; then
     ISOLATE_PEERS_DIR=$(bench/build-dynamo-peers.sh)
     export ISOLATE_PEERS_DIR
 fi
-cp_file=modules/bench/target/classpath.txt
-./mvnw -B -ntp -q -pl modules/bench -am -DskipTests package dependency:build-classpath \
-    -Dmdep.outputFile="$PWD/$cp_file" -Dmdep.includeScope=runtime
-cp="modules/bench/target/classes:$(cat "$cp_file")"
+cp="modules/bench/target/classes:$(bench/build-classpath.sh)"
 if [ "$mode" = jmh ]; then
     exec java -cp "$cp" org.openjdk.jmh.Main "$@"
 fi

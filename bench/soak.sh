@@ -8,10 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bin/env.sh
 minutes="${1:-35}"
-cp_file=modules/bench/target/classpath.txt
 ./mvnw -B -ntp -q -DskipTests package
-./mvnw -B -ntp -q -pl modules/bench -am -DskipTests package dependency:build-classpath \
-    -Dmdep.outputFile="$PWD/$cp_file" -Dmdep.includeScope=runtime
-cp="modules/bench/target/classes:$(cat "$cp_file")"
+cp="modules/bench/target/classes:$(bench/build-classpath.sh)"
 exec java -Xmx512m -Dsoak.minutes="$minutes" ${SOAK_JAVA_OPTS:-} -cp "$cp" \
     io.continuum.broker.bench.soak.SoakHarness
