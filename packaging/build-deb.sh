@@ -23,7 +23,7 @@ prefix="$stage/opt/$name"
 mkdir -p "$prefix/lib" "$stage/usr/bin" "$stage/usr/share/man/man1" "$stage/etc/$name" \
     "$stage/usr/lib/systemd/system" "$stage/usr/share/doc/$name" "$stage/usr/lib/sysusers.d" "$stage/DEBIAN"
 cp -a "$image/bin" "$image/runtime" "$prefix/"
-cp -a "$image/lib/app" "$image/lib/jvm.options" "$image/lib/aot-train" "$prefix/lib/"
+cp -a "$image/lib/app" "$image/lib/jvm.options" "$image/lib/aot-train" "$image/lib/training" "$prefix/lib/"
 # Absolute: a link from one top-level directory into another (Debian policy 10.5).
 ln -s "/opt/$name/bin/$name" "$stage/usr/bin/$name"
 # As Debian ships files: no write-protected ones (jlink makes runtime/legal read-only), and native code without

@@ -99,6 +99,11 @@ echo "    linked into runtime/: $(wc -l < "$out/linked-modules.txt") modules; on
 # --- launcher, options, docs ------------------------------------------------------------------
 install -m 0755 "$here/launcher.sh" "$image/bin/$name"
 install -m 0755 "$here/aot-train.sh" "$image/lib/aot-train"
+# The training run's peers (lib/aot-train runs them in a JVM of their own; never on the broker's module path).
+training_jar="$root/modules/training/target/continuum-event-broker-training-$version.jar"
+[ -f "$training_jar" ] || die "modules/training/target is not built; run without --skip-maven"
+install -d "$image/lib/training"
+install -m 0644 "$training_jar" "$image/lib/training/"
 # jvm.options, plus the linked modules as roots: ALL-MODULE-PATH only names what stayed in lib/app.
 {
     cat "$here/jvm.options"
@@ -137,6 +142,13 @@ runtime = {
                   + [{"name": "jlink:linked-library-module", "value": m} for m in linked],
 }
 bom.setdefault("components", []).append(runtime)
+app = bom["metadata"]["component"]
+bom["components"].append({
+    "type": "application", "bom-ref": "training:" + app.get("version", "unknown"),
+    "name": "continuum-event-broker-training", "version": app.get("version", "unknown"),
+    "description": "lib/training in the image: the loopback peers lib/aot-train relays through the broker while "
+                   "the JDK records its AOT cache (run in a JVM of their own, never on the broker's module path)",
+})
 app_ref = bom["metadata"]["component"]["bom-ref"]
 for dep in bom.setdefault("dependencies", []):
     if dep.get("ref") == app_ref:
