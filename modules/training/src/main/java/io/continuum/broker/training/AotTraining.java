@@ -61,8 +61,11 @@ public final class AotTraining {
      *                    included)
      * @param sessions    sessions the broker opened
      * @param exitStatus  the broker's exit status
+     * @param brokerCpu   the broker's CPU time from the first subscribe to the end of the traffic
+     * @param echoes      the {@link Load#ECHO} round trips, timed from the first subscribe
      */
-    record Result(Map<Load, Long> bytesByLoad, Map<String, Long> ended, long sessions, int exitStatus) {
+    public record Result(Map<Load, Long> bytesByLoad, Map<String, Long> ended, long sessions, int exitStatus,
+                         Duration brokerCpu, RoundTrips echoes) {
     }
 
     private AotTraining() {
@@ -108,7 +111,7 @@ public final class AotTraining {
     }
 
     /** The reason a training run gives up, with the broker's last log lines. */
-    static final class TrainingFailed extends Exception {
+    public static final class TrainingFailed extends Exception {
         TrainingFailed(String message) {
             super(message);
         }
@@ -118,14 +121,15 @@ public final class AotTraining {
      * One training run.
      *
      * @param launcher the broker's launcher ({@code bin/continuum-event-broker})
-     * @param cache    where the JVM writes the cache ({@code -XX:AOTCacheOutput})
+     * @param cache    where the JVM writes the cache ({@code -XX:AOTCacheOutput}), or null for a run that writes none
+     *                 (the launcher then uses the image's cache, if it has one: bench/first-traffic.sh)
      * @param traffic  how long the relay runs once every stream carries its load
      * @param out      progress lines
      * @return what the run did
      * @throws TrainingFailed when the broker did not do what the run needs of it
      * @throws Exception      when a peer could not start
      */
-    static Result run(Path launcher, Path cache, Duration traffic, PrintStream out) throws Exception {
+    public static Result run(Path launcher, Path cache, Duration traffic, PrintStream out) throws Exception {
         Path work = Files.createTempDirectory("aot-training");
         List<TrainingPublisher> publishers = new ArrayList<>();
         Process broker = null;
@@ -145,9 +149,11 @@ public final class AotTraining {
                         .redirectErrorStream(true).redirectOutput(log.toFile());
                 builder.environment().remove("KUBERNETES_SERVICE_HOST");
                 builder.environment().put("KUBECONFIG", kubeconfig.toString());
-                String javaOptions = builder.environment().getOrDefault("CONTINUUM_EVENT_BROKER_JAVA_OPTS", "");
-                builder.environment().put("CONTINUUM_EVENT_BROKER_JAVA_OPTS",
-                        (javaOptions + " -XX:AOTCacheOutput=" + cache).strip());
+                if (cache != null) {
+                    String javaOptions = builder.environment().getOrDefault("CONTINUUM_EVENT_BROKER_JAVA_OPTS", "");
+                    builder.environment().put("CONTINUUM_EVENT_BROKER_JAVA_OPTS",
+                            (javaOptions + " -XX:AOTCacheOutput=" + cache).strip());
+                }
                 broker = builder.start();
                 out.println("aot-train: broker pid " + broker.pid() + ", router " + router.url() + ", API server "
                         + api.url() + ", " + STREAMS.size() + " publishers");
@@ -166,8 +172,10 @@ public final class AotTraining {
                 List<TrainingRouter.Stream> current = new ArrayList<>();
                 List<TrainingRouter.Stream> all = new ArrayList<>();
                 long busId = 0;
+                long epoch = System.nanoTime();
+                Duration cpuAtEpoch = cpu(broker);
                 for (int i = 0; i < STREAMS.size(); i++) {
-                    current.add(router.subscribe(++busId, targets.get(i), STREAMS.get(i)));
+                    current.add(router.subscribe(++busId, targets.get(i), STREAMS.get(i), epoch));
                 }
                 all.addAll(current);
                 awaitLoads(current, log);
@@ -178,18 +186,21 @@ public final class AotTraining {
                     }
                     for (int i = 0; i < current.size(); i++) {
                         if (current.get(i).ended) { // a router subscribes again to a stream the broker ended
-                            current.set(i, router.subscribe(++busId, targets.get(i), STREAMS.get(i)));
+                            current.set(i, router.subscribe(++busId, targets.get(i), STREAMS.get(i), epoch));
                             all.add(current.get(i));
                         }
                     }
                     Thread.sleep(Math.min(1_000, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
                 }
+                Duration brokerCpu = cpu(broker).minus(cpuAtEpoch);
                 Map<Load, Long> bytes = new EnumMap<>(Load.class);
+                RoundTrips echoes = new RoundTrips();
                 for (TrainingRouter.Stream s : all) {
                     bytes.merge(s.load, s.bytes(), Long::sum);
+                    echoes.addAll(s.roundTrips);
                 }
                 out.println("aot-train: stopping the broker (SIGTERM, a drain); it relayed " + summary(
-                        new Result(bytes, router.endedByCode(), router.sessions(), 0)));
+                        new Result(bytes, router.endedByCode(), router.sessions(), 0, brokerCpu, echoes)));
                 broker.destroy();
                 if (!broker.waitFor(EXIT.toSeconds(), TimeUnit.SECONDS)) {
                     throw failed("the broker did not exit within " + EXIT.toSeconds() + " s of SIGTERM", log);
@@ -198,10 +209,10 @@ public final class AotTraining {
                 if (status != 0) {
                     throw failed("the broker exited with status " + status, log);
                 }
-                if (!Files.isRegularFile(cache) || Files.size(cache) == 0) {
+                if (cache != null && (!Files.isRegularFile(cache) || Files.size(cache) == 0)) {
                     throw failed("the broker exited 0 but wrote no cache to " + cache, log);
                 }
-                return new Result(bytes, router.endedByCode(), router.sessions(), status);
+                return new Result(bytes, router.endedByCode(), router.sessions(), status, brokerCpu, echoes);
             }
         } finally {
             if (broker != null && broker.isAlive()) {
@@ -235,10 +246,19 @@ public final class AotTraining {
                 bytes / load.bytes(), load.bytes())));
         s.append(" over ").append(STREAMS.size()).append(" streams in ").append(r.sessions()).append(" session")
                 .append(r.sessions() == 1 ? "" : "s");
+        long[] echoes = r.echoes().all();
+        s.append(String.format("; echo round trip p50 %d us, p99 %d us (%d); broker CPU %.1f s",
+                RoundTrips.quantile(echoes, 0.5) / 1_000, RoundTrips.quantile(echoes, 0.99) / 1_000, echoes.length,
+                r.brokerCpu().toMillis() / 1_000.0));
         if (!r.ended().isEmpty()) {
             s.append("; streams ended by the broker: ").append(r.ended());
         }
         return s.toString();
+    }
+
+    /** The broker's CPU time so far (the launcher execs the JVM, so the child is the broker's JVM). */
+    private static Duration cpu(Process broker) {
+        return broker.info().totalCpuDuration().orElse(Duration.ZERO);
     }
 
     private static TrainingFailed failed(String why, Path log) {

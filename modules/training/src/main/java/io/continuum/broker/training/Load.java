@@ -2,9 +2,10 @@ package io.continuum.broker.training;
 
 /**
  * What one training stream carries: the shapes {@code bench/run.sh isolate} measures, so that the method profiles
- * the cache records are those of the data path under the loads that matter (docs/benchmarks.md).
+ * the cache records are those of the data path under the loads that matter (docs/benchmarks.md). Public but not
+ * exported: the bench reads results by load on the class path.
  */
-enum Load {
+public enum Load {
     /** The publisher sends 200-byte messages, paced at {@link #MESSAGES_PER_SECOND} (KV events, load metrics). */
     MESSAGES(200),
     /** The publisher sends 4 KiB writes, paced at {@link #CHUNKS_PER_SECOND} (throughput). */

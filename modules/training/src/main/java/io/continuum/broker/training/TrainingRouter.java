@@ -79,7 +79,12 @@ final class TrainingRouter implements AutoCloseable {
 
     /** Sends {@code subscribe} for bus stream {@code busId}; the returned stream counts what it carries. */
     Stream subscribe(long busId, Target.ZmqTcp target, Load load) throws IOException {
-        Stream s = new Stream(busId, load);
+        return subscribe(busId, target, load, System.nanoTime());
+    }
+
+    /** As {@link #subscribe(long, Target.ZmqTcp, Load)}; round trips are timed from {@code epochNanos}. */
+    Stream subscribe(long busId, Target.ZmqTcp target, Load load, long epochNanos) throws IOException {
+        Stream s = new Stream(busId, load, epochNanos);
         byBusId.put(busId, s);
         Connection c = connection;
         if (c == null) {
@@ -154,13 +159,17 @@ final class TrainingRouter implements AutoCloseable {
         final AtomicLong bytes = new AtomicLong();
         final CountDownLatch opened = new CountDownLatch(1);
         final Semaphore echoed = new Semaphore(0);
+        final RoundTrips roundTrips = new RoundTrips();
         volatile int h2Stream;
         volatile boolean ended;
         int unacked;
 
-        Stream(long busId, Load load) {
+        final long epochNanos;
+
+        Stream(long busId, Load load, long epochNanos) {
             this.busId = busId;
             this.load = load;
+            this.epochNanos = epochNanos;
         }
 
         /** @return bytes the broker relayed from the publisher */
@@ -244,10 +253,14 @@ final class TrainingRouter implements AutoCloseable {
             byte[] message = new byte[Load.ECHO.bytes()];
             try {
                 while (!s.ended) {
+                    long sent = System.nanoTime();
                     writer.data(s.h2Stream, false, message, 0, message.length);
                     writer.flush();
                     if (!s.echoed.tryAcquire(message.length, 30, TimeUnit.SECONDS)) {
                         return; // nothing came back: the run's check of this stream's bytes says so
+                    }
+                    if (!s.ended) {
+                        s.roundTrips.add(sent - s.epochNanos, System.nanoTime() - sent);
                     }
                 }
             } catch (IOException | InterruptedException e) {

@@ -69,6 +69,8 @@ class AotTrainingTest {
         for (Load load : Load.values()) {
             assertTrue(r.bytesByLoad().getOrDefault(load, 0L) >= load.bytes(), load + " relayed: " + r.bytesByLoad());
         }
+        assertTrue(r.echoes().all().length > 0, "echo round trips are timed");
+        assertTrue(r.brokerCpu().isPositive(), "the broker's CPU is read: " + r.brokerCpu());
         assertTrue(Files.size(cache) > 0, "the cache is written");
         assertTrue(progress.toString(StandardCharsets.UTF_8).contains("it relayed"), progress.toString());
     }
