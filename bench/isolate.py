@@ -24,6 +24,10 @@ ISOLATE_PROFILE=/path/to/libasyncProfiler.so (profile the broker during each of 
 the warm-up, into modules/bench/target/profile-<workload>.collapsed; one run per profile is enough),
 ISOLATE_SCHED_TRACE=DIR (every context switch on both cores during each measured latency run, with perf, next to
 the run's per-message stamps: bench/sched-trace.py DIR says what ran while the slowest messages were in flight),
+ISOLATE_BROKER_LAUNCHER=IMAGE/bin/continuum-event-broker (the "broker" path runs the packaged broker instead of
+BrokerChild: its launcher, its jvm.options, the AOT cache in IMAGE/lib if trained for IMAGE, configured against the
+lean router and a Kubernetes API server of this harness that advertises a pool of publisher ports; latency and
+throughput only, no heap figures),
 ISOLATE_WORKLOADS (default latency,throughput,dynamo: a subset), ISOLATE_PATHS (default direct,stunnel,broker;
 a subset, e.g. broker alone under a profiler; the targets need all three), ISOLATE_BROKER_B_CP=<classpath> (a
 second broker, "broker-b", on that classpath in front of the common one, with its own lean router: two builds
@@ -32,7 +36,9 @@ A/B'd in one invocation, run by run; bench/ab.sh sets it up), ISOLATE_BROKER_B_O
 routers, e.g. -Dbench.leanMaxFrame=65536 to announce a larger SETTINGS_MAX_FRAME_SIZE).
 """
 import gc
+import http.server
 import importlib.util
+import json
 import multiprocessing as mp
 import os
 import queue
@@ -45,6 +51,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import zmq
@@ -206,6 +213,137 @@ class Stunnel:
             f.close()
 
 
+LAUNCHER = os.environ.get("ISOLATE_BROKER_LAUNCHER")
+DYNAMO_NAMESPACE = "dynamo"   # LoadHarness.NAMESPACE: the namespace the lean router subscribes in
+# With ISOLATE_BROKER_LAUNCHER, every publisher port comes from a pool the API server advertises from the start (the
+# packaged broker dials only advertised targets, R-META); free_port() hands out each port once, so the pool lasts.
+PUBLISHER_POOL = [] if LAUNCHER else None
+
+
+def publisher_port():
+    if PUBLISHER_POOL is None:
+        return free_port()
+    if not PUBLISHER_POOL:
+        raise RuntimeError("the advertised publisher ports ran out (ISOLATE_BROKER_LAUNCHER)")
+    return PUBLISHER_POOL.pop(0)
+
+
+class KubeApi:
+    """The Kubernetes API the packaged broker lists and watches: one DynamoWorkerMetadata per pooled publisher port,
+    plain HTTP/1.1 on loopback, watches that stay silent until they time out. In this process (the peer core); idle
+    once the broker synced."""
+
+    def __init__(self, namespace, ports):
+        items = [{"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoWorkerMetadata",
+                  "metadata": {"name": f"bench-{port}", "namespace": namespace, "resourceVersion": "1"},
+                  "spec": {"data": {"event_channels": {f"{DYNAMO_NAMESPACE}/backend/kv-events/{port:x}": {
+                      "type": "EventChannel", "namespace": DYNAMO_NAMESPACE, "component": "backend",
+                      "topic": "kv-events", "instance_id": port,
+                      "transport": {"kind": "Zmq", "config": {"endpoint": f"tcp://127.0.0.1:{port}"}}}}}}}
+                 for port in ports]
+        body = json.dumps({"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoWorkerMetadataList",
+                           "metadata": {"resourceVersion": "1"}, "items": items}).encode()
+        prefix = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/dynamoworkermetadatas"
+        closing = threading.Event()
+        self.closing = closing
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                if not self.path.startswith(prefix):
+                    self.answer(404, b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":404}')
+                elif "watch=true" in self.path:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.flush()
+                    closing.wait(300)
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.close_connection = True
+                else:
+                    self.answer(200, body)
+
+            def answer(self, status, payload):
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.closing.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class LauncherBroker:
+    """The packaged broker (ISOLATE_BROKER_LAUNCHER) on the broker core, as an operator runs it: its launcher (which
+    execs the JVM, so this pid is the broker's), a configuration file, a kubeconfig naming KubeApi; the JVM options
+    of ISOLATE_BROKER_OPTS and -XX:MaxRAM=512m (the chart's container, as BrokerChild gets) through
+    CONTINUUM_EVENT_BROKER_JAVA_OPTS. Answers the BrokerChild questions the harness asks with no heap figures."""
+
+    def __init__(self, rig, url, opts, log_path):
+        self.opts = ["-XX:MaxRAM=512m", *opts]
+        credential = os.path.join(rig.work, "credential")
+        with open(os.open(credential, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(CREDENTIAL + "\n")
+        ports = [free_port() for _ in range(160)]
+        PUBLISHER_POOL.extend(ports)
+        self.api = KubeApi("bench", ports)
+        kubeconfig = os.path.join(rig.work, "kubeconfig")
+        with open(kubeconfig, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    f'clusters: [{{name: bench, cluster: {{server: "{self.api.url}"}}}}]\n'
+                    "users: [{name: bench, user: {token: bench}}]\n"
+                    "contexts: [{name: bench, context: {cluster: bench, user: bench, namespace: bench}}]\n"
+                    "current-context: bench\n")
+        config = os.path.join(rig.work, "broker.yaml")
+        with open(config, "w") as f:
+            f.write("\n".join([f"bus_url: {url}", f"ca_file: {os.path.join(rig.work, 'ca.pem')}",
+                               "client_id: bench-broker", f"credential_file: {credential}",
+                               "kubernetes_namespace: bench", f"dynamo_namespaces: [{DYNAMO_NAMESPACE}]",
+                               "watch_namespaces: [bench]", "allowed_cidrs: [127.0.0.0/8]",
+                               f"metrics_listen: 127.0.0.1:{free_port()}", "drain_deadline: 2s", ""]))
+        env = dict(os.environ)
+        env.pop("KUBERNETES_SERVICE_HOST", None)
+        env["KUBECONFIG"] = kubeconfig
+        env["CONTINUUM_EVENT_BROKER_JAVA_OPTS"] = " ".join(self.opts)
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.p = subprocess.Popen(["taskset", "-c", BROKER_CORE, LAUNCHER, "--config", config],
+                                  stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self.pid = self.p.pid
+        deadline = time.monotonic() + 60
+        while "event=runtime_started" not in open(log_path).read():
+            if self.p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the packaged broker did not start (see {log_path})")
+            time.sleep(0.1)
+
+    def ask(self, line):
+        return "heap 0 0" if line == "heap" else "ok"
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            self.p.wait(180 if any(a.startswith("-XX:AOTCacheOutput") for a in self.opts) else 30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait(5)
+        self.log.close()
+        self.api.close()
+
+
 class Side:
     """One lean router and the broker connected to it (each router speaks for one broker session)."""
 
@@ -223,11 +361,14 @@ class Side:
         opts = os.environ.get("ISOLATE_BROKER_OPTS", "").split()
         if name == "broker-b":
             opts += os.environ.get("ISOLATE_BROKER_B_OPTS", "").split()
-        self.broker = LineProc(["taskset", "-c", BROKER_CORE, java, *shipped_jvm_options(), *opts,
-                                "-cp", classpath, "io.continuum.broker.bench.BrokerChild",
-                                url, os.path.join(rig.work, "ca.pem"), CREDENTIAL],
-                               os.path.join(rig.work, f"{name}.log"))
-        self.broker.read_until("started")
+        if LAUNCHER and name == "broker":
+            self.broker = LauncherBroker(rig, url, opts, os.path.join(rig.work, f"{name}.log"))
+        else:
+            self.broker = LineProc(["taskset", "-c", BROKER_CORE, java, *shipped_jvm_options(), *opts,
+                                    "-cp", classpath, "io.continuum.broker.bench.BrokerChild",
+                                    url, os.path.join(rig.work, "ca.pem"), CREDENTIAL],
+                                   os.path.join(rig.work, f"{name}.log"))
+            self.broker.read_until("started")
         # no GC notifications outside the Dynamo-shaped load, whose peak heap is reported: while a listener is
         # registered, each collection builds a GcInfo on the broker's core (1-4 ms, in the latency runs' stalls)
         self.broker.ask("peak-stop")
@@ -306,8 +447,9 @@ class Rig:
             subprocess.run([jcmd, str(self.broker.pid), "JVMTI.agent_load", lib, f'"{command}"'],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
             # The agent reports ("Profiling started") on the broker's standard output, which is also where the
-            # broker answers the harness: read that line here, or the next question gets it as its answer.
-            while select.select([self.broker.p.stdout], [], [], 0.5)[0]:
+            # broker answers the harness: read that line here, or the next question gets it as its answer (the
+            # packaged broker's standard output is its log file).
+            while not LAUNCHER and select.select([self.broker.p.stdout], [], [], 0.5)[0]:
                 log(f"profiler: {self.broker.p.stdout.readline().strip()}")
 
     def close(self):
@@ -515,7 +657,7 @@ def pct(sorted_values, p):
 
 
 def latency(rig, path, size, rate, warm, n):
-    pub_port = free_port()
+    pub_port = publisher_port()
     sub_port, pids, close = rig.open(path, pub_port)
     try:
         joined = mp.Event()
@@ -542,7 +684,7 @@ def latency(rig, path, size, rate, warm, n):
 
 
 def throughput(rig, path, size, count):
-    pub_port = free_port()
+    pub_port = publisher_port()
     sub_port, pids, close = rig.open(path, pub_port)
     warm = count // 10
     try:
@@ -729,6 +871,9 @@ def main():
     loads = [loadavg()]
     if (os.environ.get("ISOLATE_BROKER_B_CP") or os.environ.get("ISOLATE_BROKER_B_OPTS")) and "broker-b" not in paths:
         paths.append("broker-b")
+    if LAUNCHER and "dynamo" in workloads:
+        sys.exit("ISOLATE_BROKER_LAUNCHER: the Dynamo-shaped load's publishers are not advertised to the packaged "
+                 "broker; set ISOLATE_WORKLOADS=latency,throughput")
     rig = Rig(classpath, paths)
     lat = {p: [] for p in paths}
     thr = {(s, p): [] for s, _ in sizes for p in paths}
