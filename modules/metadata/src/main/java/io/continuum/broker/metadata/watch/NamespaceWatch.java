@@ -188,14 +188,17 @@ final class NamespaceWatch {
     /** Watches from the current resourceVersion; returns whether any event arrived before a clean end. */
     private boolean watch() throws Restart {
         boolean any = false;
-        try (Response response = open(requests.watch(namespace, resourceVersion));
-             MetadataParser.EventReader events = parser.events(ApiRequests.body(response).byteStream())) {
-            confirmed(); // the server accepted the resourceVersion: nothing was missed up to now
-            MetadataParser.WatchEvent e;
-            while (!stopped && (e = events.next()) != null) {
-                any = true;
-                apply(e);
-                confirmed();
+        try (Response response = open(requests.watch(namespace, resourceVersion))) {
+            // The head says the server accepted the resourceVersion: nothing was missed up to now. Confirmed
+            // before the reader exists, since Jackson reads the body's first bytes (the first event) to create it.
+            confirmed();
+            try (MetadataParser.EventReader events = parser.events(ApiRequests.body(response).byteStream())) {
+                MetadataParser.WatchEvent e;
+                while (!stopped && (e = events.next()) != null) {
+                    any = true;
+                    apply(e);
+                    confirmed();
+                }
             }
         } catch (IOException e) {
             throw ApiRequests.classify(e, stopped);

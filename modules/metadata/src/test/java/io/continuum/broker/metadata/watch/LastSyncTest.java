@@ -28,7 +28,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@link MetadataWatcher#lastSynced()}, the source of the staleness metric: empty until every namespace
  * has listed, renewed by lists, watch opens and events (bookmarks included), the oldest namespace's value,
  * and standing still during an API outage while the snapshot keeps serving. Each completed list is reported
- * to {@link MetadataMetrics#listed}. Time is a settable clock, so nothing depends on how fast the machine is.
+ * to {@link MetadataMetrics#listed}. Time is a settable clock, so nothing depends on how fast the machine is;
+ * the watcher reads it once per confirmation, so a test moves time only after the confirmations it expects
+ * have read it (a watch's opening is confirmed when its head arrives, after the server registered it and
+ * possibly after a test's next step).
  */
 class LastSyncTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -46,7 +49,11 @@ class LastSyncTest {
     }
 
     private MetadataWatcher start(String... namespaces) throws IOException {
-        api = FakeKubeApi.builder().build();
+        return start(FakeKubeApi.builder(), namespaces);
+    }
+
+    private MetadataWatcher start(FakeKubeApi.Builder apiBuilder, String... namespaces) throws IOException {
+        api = apiBuilder.build();
         closeables.add(api);
         MetadataWatcher w = MetadataWatcher.builder()
                 .apiClient(Config.fromConfig(api.kubeconfig().toString()))
@@ -68,7 +75,8 @@ class LastSyncTest {
         assertTrue(w.awaitSynced(WAIT));
         api.awaitOpenWatches("ns1", 1, WAIT);
         api.awaitOpenWatches("ns2", 1, WAIT);
-        await(() -> w.lastSynced().equals(Optional.of(at(1_000_000))), "synced at the start time");
+        awaitConfirmations(4, "a list and a watch opening per namespace");
+        assertEquals(Optional.of(at(1_000_000)), w.lastSynced(), "synced at the start time");
         assertTrue(metrics.lists() >= 2, "one completed list per namespace");
 
         clock.set(2_000_000);
@@ -80,16 +88,31 @@ class LastSyncTest {
     }
 
     @Test
+    void aWatchOpeningConfirmsAtItsHeadWithNoEventYet() throws Exception {
+        // The server moves time when the watch request arrives: only the opening can confirm 2,000,000.
+        MetadataWatcher w = start(FakeKubeApi.builder().onRequest(r -> {
+            if (r.kind() == RequestKind.WATCH) {
+                clock.set(2_000_000);
+            }
+        }), "ns1");
+        w.start();
+        assertTrue(w.awaitSynced(WAIT));
+        await(() -> w.lastSynced().equals(Optional.of(at(2_000_000))), "the opening confirmed, no event sent");
+        assertEquals(2, clock.reads(), "the list and the opening");
+    }
+
+    @Test
     void anOutageFreezesTheTimeUntilTheRelistCommits() throws Exception {
         MetadataWatcher w = start("ns1");
         api.put("ns1", MetadataWatcherTest.resource("a", "tcp://10.7.0.2:5557"));
         w.start();
         assertTrue(w.awaitSynced(WAIT));
         api.awaitOpenWatches("ns1", 1, WAIT);
-        await(() -> w.lastSynced().equals(Optional.of(at(1_000_000))), "synced");
-        // A bookmark applied at 2,000,000 also proves the watch's own opening was confirmed before it.
+        awaitConfirmations(2, "the list and the watch opening");
+        assertEquals(Optional.of(at(1_000_000)), w.lastSynced(), "synced");
         clock.set(2_000_000);
         api.bookmark("ns1");
+        awaitConfirmations(3, "the bookmark");
         await(() -> w.lastSynced().equals(Optional.of(at(2_000_000))), "bookmark applied");
 
         clock.set(3_000_000);
@@ -106,6 +129,11 @@ class LastSyncTest {
         await(() -> w.lastSynced().equals(Optional.of(at(4_000_000))), "the relist renews it");
     }
 
+    /** Waits until the watcher has read the clock {@code n} times: nothing it confirms later reads an older time. */
+    private void awaitConfirmations(long n, String what) {
+        await(() -> clock.reads() >= n, what + " confirmed");
+    }
+
     private long lists() {
         return api.requests().stream().filter(r -> r.kind() == RequestKind.LIST).count();
     }
@@ -114,9 +142,10 @@ class LastSyncTest {
         return Instant.ofEpochMilli(millis);
     }
 
-    /** A clock the test sets. */
+    /** A clock the test sets, counting its reads. */
     private static final class SetClock extends Clock {
         private final AtomicLong millis;
+        private final AtomicLong reads = new AtomicLong();
 
         SetClock(long millis) {
             this.millis = new AtomicLong(millis);
@@ -126,14 +155,20 @@ class LastSyncTest {
             millis.set(value);
         }
 
+        long reads() {
+            return reads.get();
+        }
+
         @Override
         public long millis() {
-            return millis.get();
+            long value = millis.get();
+            reads.incrementAndGet(); // after the value: a test that saw this read cannot change what it returned
+            return value;
         }
 
         @Override
         public Instant instant() {
-            return Instant.ofEpochMilli(millis.get());
+            return Instant.ofEpochMilli(millis());
         }
 
         @Override
