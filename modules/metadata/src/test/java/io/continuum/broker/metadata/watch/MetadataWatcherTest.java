@@ -251,13 +251,20 @@ class MetadataWatcherTest {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger flickers = new AtomicInteger();
         AtomicInteger reads = new AtomicInteger();
-        Thread reader = Thread.ofVirtual().start(() -> {
+        // A platform thread: this loop never blocks, and a virtual one would hold its carrier, so with one core
+        // (one carrier) the watcher's own virtual thread would not run again. Stopped after the test even when an
+        // assertion fails first, so it cannot spin on under the tests that follow.
+        Thread reader = Thread.ofPlatform().start(() -> {
             while (!stop.get()) {
                 if (w.check(key("10.4.0.2", 5557)) != Advertisement.ADVERTISED) {
                     flickers.incrementAndGet();
                 }
                 reads.incrementAndGet();
             }
+        });
+        closeables.add(() -> {
+            stop.set(true);
+            reader.join();
         });
 
         Changes duringOutage = new Changes();
