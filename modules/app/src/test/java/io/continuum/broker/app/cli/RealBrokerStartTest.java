@@ -168,13 +168,13 @@ class RealBrokerStartTest {
         List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (NotifySocket manager = NotifySocket.bind(dir.resolve("notify"))) {
             Cli.ShutdownWait wait = () -> {
-                String first = manager.receive(WAIT).orElseThrow(() -> new AssertionError("no notification"));
+                String first = manager.receive(WAIT).orElseThrow(() -> new AssertionError("no notification\n" + log()));
                 received.add(first);
                 kube.awaitRequest(r -> r.kind() == RequestKind.LIST, WAIT); // the hung first list: not synced
                 assertEquals("STATUS=waiting for the first DynamoWorkerMetadata sync", first);
                 assertEquals("503", readyz(), "not ready while the first list hangs");
                 kube.releaseHangs();
-                String ready = manager.receive(WAIT).orElseThrow(() -> new AssertionError("no READY=1"));
+                String ready = manager.receive(WAIT).orElseThrow(() -> new AssertionError("no READY=1\n" + log()));
                 received.add(ready);
                 assertEquals("200", readyz(), "READY=1 comes when /readyz answers 200");
                 return 15;

@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 
 /**
  * The service manager's end of sd_notify(3), as systemd binds it for a {@code Type=notify} unit: an
@@ -92,6 +94,24 @@ public final class NotifySocket implements AutoCloseable {
      * @return its text, empty when none came in time
      */
     public Optional<String> receive(Duration timeout) {
+        if (!Thread.currentThread().isVirtual()) {
+            return receiveHere(timeout);
+        }
+        // recv(2) through a downcall pins a virtual thread's carrier for the whole wait: with one core (one
+        // carrier) the broker under test could not run meanwhile and so could never send what is awaited.
+        FutureTask<Optional<String>> task = new FutureTask<>(() -> receiveHere(timeout));
+        Thread.ofPlatform().name("notify-socket-receive").daemon().start(task);
+        try {
+            return task.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while receiving", e);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        }
+    }
+
+    private Optional<String> receiveHere(Duration timeout) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment tv = arena.allocate(16); // struct timeval { long tv_sec; long tv_usec; }
             tv.set(ValueLayout.JAVA_LONG, 0, timeout.toSeconds());
