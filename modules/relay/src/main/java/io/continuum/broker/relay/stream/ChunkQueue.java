@@ -14,7 +14,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code buffer_overflow}. The charge is returned once the writer has handed the chunk to the
  * HTTP/2 stream ({@link #written}).
  * <p>
- * One producer (the socket reader) and one consumer (the stream writer).
+ * One producer (the socket reader) and one consumer (the stream writer). The producer may write a chunk itself
+ * instead of queueing it ({@link #offerOrClaim}): only while the queue is empty and the consumer waits, and the
+ * consumer takes nothing until that chunk is written or handed back, so the bytes stay in order.
  */
 public final class ChunkQueue {
     /** R-BUF 3: queue-item overhead charged per chunk. */
@@ -29,6 +31,23 @@ public final class ChunkQueue {
     private long peakUsed;
     private boolean closed;
     private boolean ended;
+    /** Whether the consumer waits for a chunk (only then may the producer claim one: the writer is idle). */
+    private boolean consumerWaiting;
+    /** A chunk charged here that the producer is writing itself: the consumer takes nothing meanwhile. */
+    private boolean claimed;
+
+    /** What {@link #offerOrClaim} did with a chunk. */
+    public enum Offer {
+        /** Not taken (a budget would be exceeded, or the queue is closed or ended): nothing was charged. */
+        REFUSED,
+        /** Queued for the consumer. */
+        QUEUED,
+        /**
+         * Charged but not queued: the caller writes it now and then calls {@link #claimWritten} or, if it could
+         * not write it, {@link #claimReturned}.
+         */
+        CLAIMED
+    }
 
     /**
      * Creates a queue.
@@ -52,26 +71,98 @@ public final class ChunkQueue {
      *         was charged) or the queue is closed
      */
     public boolean offer(byte[] chunk) {
-        long charge = (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+        return offerOrClaim(chunk, false) == Offer.QUEUED;
+    }
+
+    /**
+     * Offers a chunk, or, when {@code claim} allows and the consumer waits on an empty queue, claims it for the
+     * caller to write at once (charged like a queued chunk until then); never blocks.
+     *
+     * @param chunk bytes read from the publisher (owned by the queue, or by the caller when claimed)
+     * @param claim whether the caller may write the chunk itself
+     * @return what was done with it
+     */
+    public Offer offerOrClaim(byte[] chunk, boolean claim) {
+        long charge = charge(chunk);
         lock.lock();
         try {
             if (closed || ended) {
-                return false;
+                return Offer.REFUSED;
             }
             if (streamUsed + charge > streamLimit) {
-                return false;
+                return Offer.REFUSED;
             }
             if (!session.tryCharge(charge)) {
-                return false;
+                return Offer.REFUSED;
             }
             streamUsed += charge;
             peakUsed = Math.max(peakUsed, streamUsed);
+            if (claim && consumerWaiting && !claimed && chunks.isEmpty()) {
+                claimed = true; // the consumer stays parked: no hand-off for this chunk
+                return Offer.CLAIMED;
+            }
             chunks.addLast(chunk);
             notEmpty.signal();
-            return true;
+            return Offer.QUEUED;
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * The claimed chunk was handed to the HTTP/2 stream (or dropped with the stream): its charge is returned, and
+     * the consumer takes what was queued meanwhile.
+     *
+     * @param chunk the chunk {@link #offerOrClaim} claimed
+     */
+    public void claimWritten(byte[] chunk) {
+        lock.lock();
+        try {
+            claimed = false;
+            streamUsed -= charge(chunk);
+            if (!chunks.isEmpty() || ended || closed) {
+                notEmpty.signal(); // only then: a consumer woken to find nothing would cost the hand-off saved
+            }
+        } finally {
+            lock.unlock();
+        }
+        session.release(charge(chunk));
+    }
+
+    /**
+     * The claimed chunk could not be written at once: it goes first in the queue, still charged, for the
+     * consumer.
+     *
+     * @param chunk the chunk {@link #offerOrClaim} claimed
+     */
+    public void claimReturned(byte[] chunk) {
+        lock.lock();
+        try {
+            claimed = false;
+            if (closed) {
+                streamUsed -= charge(chunk); // close() discarded the rest; this one goes the same way
+                session.release(charge(chunk));
+                return;
+            }
+            chunks.addFirst(chunk);
+            notEmpty.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return whether the consumer waits for a chunk (tests: a claim is possible only then) */
+    boolean consumerWaiting() {
+        lock.lock();
+        try {
+            return consumerWaiting;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static long charge(byte[] chunk) {
+        return (long) chunk.length + CHUNK_OVERHEAD_BYTES;
     }
 
     /**
@@ -107,8 +198,14 @@ public final class ChunkQueue {
 
     /** Under the lock: waits for a chunk; false once closed, or ended and drained. */
     private boolean awaitChunk() throws InterruptedException {
-        while (chunks.isEmpty() && !ended && !closed) {
-            notEmpty.await();
+        // behind a claimed chunk nothing is taken, not even the end: its bytes go out first
+        while (!closed && (claimed || (chunks.isEmpty() && !ended))) {
+            consumerWaiting = true;
+            try {
+                notEmpty.await();
+            } finally {
+                consumerWaiting = false;
+            }
         }
         return !closed && !chunks.isEmpty();
     }
@@ -256,7 +353,7 @@ public final class ChunkQueue {
     public boolean isFinished() {
         lock.lock();
         try {
-            return closed || (ended && chunks.isEmpty());
+            return closed || (ended && chunks.isEmpty() && !claimed);
         } finally {
             lock.unlock();
         }

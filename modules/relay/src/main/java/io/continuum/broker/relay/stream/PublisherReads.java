@@ -8,6 +8,9 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
@@ -15,9 +18,21 @@ import io.continuum.broker.event.EventLog;
 
 /**
  * One session's readiness loop over its publisher sockets (R-BUF 4: every publisher socket is read continuously,
- * never back-pressured by the router). One virtual thread, {@code publisher-reads-<session>}, waits in
+ * never back-pressured by the router). One platform thread, {@code publisher-reads-<session>}, waits in
  * {@link Selector#select} on every open stream's socket, reads each ready one once per round into one buffer, and
- * hands the bytes to the stream's {@link Sink} (its queue), which never blocks.
+ * hands the bytes to the stream's {@link Sink}: its queue, or, when the stream's writer is idle and the router's
+ * windows are open, the HTTP/2 stream itself, written on this thread.
+ *
+ * <p>Why the loop writes: a message read here and written by the stream's writer costs two wake-ups (this thread,
+ * then the writer's carrier); written here, one, as in a TLS tunnel such as stunnel (docs/benchmarks.md, "One
+ * wake-up per message"). A platform thread, because a virtual one in {@code select} is woken through the JDK's
+ * poller, a wake-up more.
+ *
+ * <p>Why that cannot back-pressure the publishers: such a write never waits for the router's windows
+ * ({@link io.continuum.broker.relay.transport.BusStream#tryWrite}), but it may wait for the TCP socket when the
+ * router reads slower than its windows allow. A watchdog bounds that: when one chunk's hand-over has taken longer
+ * than {@link #STALL}, it gives the loop to a new thread, which reads on and queues every chunk (no write of its
+ * own) until the stalled write returns; the stalled thread then leaves without touching the selector.
  *
  * <p>Why one loop and not one blocked virtual thread per socket: a virtual thread's blocking read costs, per
  * message of a publisher that sends a few hundred small messages a second, a read that finds nothing, a one-shot
@@ -29,6 +44,12 @@ import io.continuum.broker.event.EventLog;
  */
 public final class PublisherReads implements AutoCloseable {
     private static final EventLog LOG = EventLog.of(DataStream.class);
+    /**
+     * How long one chunk's hand-over to its sink may take before the loop moves to a new thread: long against a
+     * TLS write of 64 KiB that finds room in the socket (tens of microseconds), short against what a publisher's
+     * socket buffer and ZMQ's high-water mark absorb while nothing reads it.
+     */
+    static final Duration STALL = Duration.ofMillis(10);
 
     /** What the loop calls for one socket, on the loop's thread. Each call must return without blocking. */
     interface Sink {
@@ -36,10 +57,14 @@ public final class PublisherReads implements AutoCloseable {
         int readBytes();
 
         /**
-         * @param chunk bytes read, owned by the sink from now on
-         * @return false when the stream takes no more bytes (closing): the socket is no longer read
+         * Takes one read's bytes. It may write them to the router itself when {@code mayWrite}, without waiting
+         * for windows (the loop bounds a wait for the socket); otherwise it must not block at all.
+         *
+         * @param chunk    bytes read, owned by the sink from now on
+         * @param mayWrite whether the sink may write the bytes on this thread (false while an earlier write stalls)
+         * @return what the sink did with them
          */
-        boolean chunk(byte[] chunk);
+        Taken chunk(byte[] chunk, boolean mayWrite);
 
         /**
          * The socket's bytes ended: {@code failure} null at EOF, else the read's error. No call follows.
@@ -47,6 +72,16 @@ public final class PublisherReads implements AutoCloseable {
          * @param failure the read's error, or null at EOF
          */
         void ended(IOException failure);
+    }
+
+    /** What a {@link Sink} did with a chunk. */
+    enum Taken {
+        /** Written to the router on the loop's thread. */
+        WRITTEN,
+        /** Queued for the stream's writer (the loop yields to it before its next round). */
+        QUEUED,
+        /** Refused: the stream takes no more bytes (closing), so the socket is no longer read. */
+        CLOSED
     }
 
     /** What the loop keeps per socket: the sink, and the downstream writer waiting for the socket to drain. */
@@ -59,11 +94,31 @@ public final class PublisherReads implements AutoCloseable {
         }
     }
 
+    /**
+     * One thread's turn at the loop. {@link #state} moves RUNNING to IN_SINK and back around each hand-over to a
+     * sink; the watchdog takes a hand-over that stalled (IN_SINK to TAKEN) and starts the next turn. A compare and
+     * set decides each race, so exactly one thread selects at a time.
+     */
+    private static final class Turn {
+        static final int RUNNING = 0;
+        static final int IN_SINK = 1;
+        static final int TAKEN = 2;
+        final AtomicInteger state = new AtomicInteger(RUNNING);
+        /** Hand-overs begun in this turn: the watchdog sees a stall as the same one in flight on two looks. */
+        volatile long handOvers;
+    }
+
     private final Supplier<String> sessionId;
     private final Object startLock = new Object();
     /** Opened with the loop's thread, by the first {@link #register}: a session without streams has neither. */
     private volatile Selector selector;
     private Thread thread;
+    private volatile Turn turn;
+    /** Set while a hand-over the watchdog took is still under way: the loop queues every chunk meanwhile. */
+    private volatile boolean stalled;
+    private Thread watchdog;
+    /** Whether the watchdog parks until the loop's next hand-over (no traffic: no periodic wake-ups). */
+    private volatile boolean watchdogIdle;
     private volatile boolean closed;
 
     /**
@@ -89,9 +144,10 @@ public final class PublisherReads implements AutoCloseable {
             }
             if (thread == null) {
                 this.selector = Selector.open();
+                startTurn(this.selector);
                 Selector s = this.selector;
-                // A virtual thread, on the carriers the stream writers run on: see run()
-                thread = Thread.ofVirtual().name("publisher-reads-" + sessionId.get()).start(() -> run(s));
+                watchdog = Thread.ofVirtual().name("publisher-reads-watch-" + sessionId.get())
+                        .start(() -> watch(s));
             }
             selector = this.selector;
         }
@@ -156,22 +212,91 @@ public final class PublisherReads implements AutoCloseable {
         if (s != null) {
             s.wakeup(); // the loop closes it as it leaves
         }
+        Thread w;
+        synchronized (startLock) {
+            w = watchdog;
+        }
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
     }
 
-    private void run(Selector selector) {
+    /** Starts a turn of the loop on a new platform thread. Under startLock, or before any other thread knows. */
+    private void startTurn(Selector s) {
+        Turn t = new Turn();
+        turn = t;
+        thread = Thread.ofPlatform().daemon().name("publisher-reads-" + sessionId.get()).start(() -> run(s, t));
+    }
+
+    /**
+     * The watchdog: every {@link #STALL} while hand-overs happen, it looks whether the one in flight is the one it
+     * saw last time; if so, that hand-over has stalled and the loop moves on without it. Parked while the loop
+     * hands nothing over.
+     */
+    private void watch(Selector s) {
+        Turn seenTurn = null;
+        long seen = -1;
+        while (!closed) {
+            Turn t = turn;
+            long n = t.handOvers;
+            if (t == seenTurn && n == seen) {
+                if (t.state.get() == Turn.IN_SINK) {
+                    if (t.state.compareAndSet(Turn.IN_SINK, Turn.TAKEN)) {
+                        stalled = true; // before the next turn reads: it queues every chunk
+                        LOG.info("publisher_reads_moved").field("session_id", sessionId.get())
+                                .field("stalled_ms", STALL.toMillis()).log();
+                        synchronized (startLock) {
+                            if (!closed) {
+                                startTurn(s);
+                            }
+                        }
+                    }
+                    seenTurn = null;
+                    continue;
+                }
+                // nothing handed over since the last look: sleep until the loop's next hand-over
+                watchdogIdle = true;
+                if (t.handOvers == n && !closed) {
+                    LockSupport.park(this);
+                }
+                watchdogIdle = false;
+                seenTurn = null;
+                continue;
+            }
+            seenTurn = t;
+            seen = n;
+            LockSupport.parkNanos(this, STALL.toNanos());
+        }
+    }
+
+    private void run(Selector selector, Turn turn) {
         // One buffer for every socket: each read is copied into a chunk of exactly its length, so a stream holds
         // no read buffer of its own (an idle stream costs nothing here).
         ByteBuffer buffer = ByteBuffer.allocateDirect(StreamPumps.READ_CHUNK_BYTES);
         try {
             while (!closed) {
-                selector.select(key -> ready(key, buffer));
-                // Paced against the writers: the streams this round handed bytes to have their writers runnable
-                // now, and the yield lets them run before the next round reads more. A loop that ran on while they
-                // waited for the CPU would fill every stream's queue faster than one core empties them, and the
-                // budgets would overflow together; this way a saturated core leaves the backlog in the kernel's
-                // socket buffers, as one blocked reader per socket did. A writer waiting for the router (window,
-                // socket) is not runnable, so its stream is still read on every round (R-BUF 4).
-                Thread.yield();
+                selector.select();
+                boolean queued = false;
+                Iterator<SelectionKey> ready = selector.selectedKeys().iterator();
+                while (ready.hasNext()) {
+                    SelectionKey key = ready.next();
+                    ready.remove();
+                    Outcome outcome = ready(key, buffer, turn);
+                    if (outcome == Outcome.LEFT) {
+                        stalled = false; // the stalled hand-over returned; the loop is another thread's now
+                        return;
+                    }
+                    queued |= outcome == Outcome.QUEUED;
+                }
+                if (queued) {
+                    // Paced against the writers: the streams this round queued bytes for have their writers
+                    // runnable now, and the yield lets them run before the next round reads more. A loop that ran
+                    // on while they waited for the CPU would fill every stream's queue faster than one core
+                    // empties them, and the budgets would overflow together; this way a saturated core leaves the
+                    // backlog in the kernel's socket buffers. A writer waiting for the router (window, socket) is
+                    // not runnable, so its stream is still read on every round (R-BUF 4).
+                    Thread.yield();
+                }
             }
         } catch (IOException | ClosedSelectorException e) {
             if (!closed) {
@@ -192,16 +317,18 @@ public final class PublisherReads implements AutoCloseable {
                     }
                 }
             }
-        } finally {
-            try {
-                selector.close();
-            } catch (IOException ignored) {
-                // closing
-            }
+        }
+        try {
+            selector.close();
+        } catch (IOException ignored) {
+            // closing
         }
     }
 
-    private void ready(SelectionKey key, ByteBuffer buffer) {
+    /** What one ready socket's turn did: nothing for a writer, a chunk queued, or the loop left (taken over). */
+    private enum Outcome { DONE, QUEUED, LEFT }
+
+    private Outcome ready(SelectionKey key, ByteBuffer buffer, Turn turn) {
         Registration r = (Registration) key.attachment();
         try {
             if (key.isWritable()) {
@@ -212,7 +339,7 @@ public final class PublisherReads implements AutoCloseable {
                 }
             }
             if (!key.isReadable()) {
-                return;
+                return Outcome.DONE;
             }
             SocketChannel channel = (SocketChannel) key.channel();
             buffer.clear().limit(r.sink.readBytes());
@@ -222,22 +349,43 @@ public final class PublisherReads implements AutoCloseable {
             } catch (IOException e) {
                 key.interestOpsAnd(~SelectionKey.OP_READ);
                 r.sink.ended(e);
-                return;
+                return Outcome.DONE;
             }
             if (n < 0) {
                 // EOF: no more reads, but the key stays while the socket is open, for the downstream writer
                 key.interestOpsAnd(~SelectionKey.OP_READ);
                 r.sink.ended(null);
-                return;
+                return Outcome.DONE;
             }
             if (n == 0) {
-                return;
+                return Outcome.DONE;
             }
             byte[] chunk = new byte[n];
             buffer.flip().get(chunk);
-            if (!r.sink.chunk(chunk)) {
+            boolean mayWrite = !stalled;
+            turn.handOvers++; // the loop's thread alone writes it
+            turn.state.set(Turn.IN_SINK);
+            if (watchdogIdle) {
+                LockSupport.unpark(watchdog); // traffic again: the watchdog looks every STALL while it flows
+            }
+            Taken taken;
+            RuntimeException failure = null;
+            try {
+                taken = r.sink.chunk(chunk, mayWrite);
+            } catch (RuntimeException e) {
+                taken = Taken.CLOSED;
+                failure = e;
+            }
+            if (!turn.state.compareAndSet(Turn.IN_SINK, Turn.RUNNING)) {
+                return Outcome.LEFT; // the watchdog gave the loop to another thread meanwhile
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            if (taken == Taken.CLOSED) {
                 key.interestOpsAnd(~SelectionKey.OP_READ);
             }
+            return taken == Taken.QUEUED ? Outcome.QUEUED : Outcome.DONE;
         } catch (CancelledKeyException e) {
             // the stream closed its socket meanwhile
         } catch (RuntimeException e) {
@@ -250,5 +398,6 @@ public final class PublisherReads implements AutoCloseable {
                 // closed meanwhile
             }
         }
+        return Outcome.DONE;
     }
 }

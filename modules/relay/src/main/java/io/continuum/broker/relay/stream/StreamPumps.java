@@ -163,7 +163,8 @@ final class StreamPumps implements PublisherReads.Sink {
 
     // ---------------------------------------------------------------- publisher to router, part 1: the reader
     // Called by the session's readiness loop, which reads the socket continuously, never back-pressured (R-BUF 4).
-    // Nothing here may block the loop: the one close it can cause runs on a thread of its own.
+    // Nothing here waits for the router: a write here takes no window it lacks, the loop bounds a wait for the
+    // socket (PublisherReads.STALL), and the one close it can cause runs on a thread of its own.
 
     @Override
     public int readBytes() {
@@ -171,23 +172,60 @@ final class StreamPumps implements PublisherReads.Sink {
     }
 
     @Override
-    public boolean chunk(byte[] bytes) {
+    public PublisherReads.Taken chunk(byte[] bytes, boolean mayWrite) {
         ChunkQueue q = queue;
-        if (!q.offer(bytes)) {
-            // A queue ended by a failed write toward the publisher refuses offers too: that is the socket error
-            // ending the stream (upstream_closed, by the writer), not an overflow.
-            if (open.getAsBoolean() && !publisherWriteFailed) {
-                // the close resets the HTTP/2 stream, which may wait behind other streams' DATA: not on the loop
-                Thread.ofVirtual().name("stream-" + streamId + "-overflow")
-                        .start(() -> closer.close(Code.BUFFER_OVERFLOW));
+        switch (q.offerOrClaim(bytes, mayWrite)) {
+            case CLAIMED -> {
+                return writeClaimed(bytes);
             }
-            return false;
+            case REFUSED -> {
+                // A queue ended by a failed write toward the publisher refuses offers too: that is the socket
+                // error ending the stream (upstream_closed, by the writer), not an overflow.
+                if (open.getAsBoolean() && !publisherWriteFailed) {
+                    // the close resets the HTTP/2 stream, which may wait behind other streams' DATA: not on the loop
+                    Thread.ofVirtual().name("stream-" + streamId + "-overflow")
+                            .start(() -> closer.close(Code.BUFFER_OVERFLOW));
+                }
+                return PublisherReads.Taken.CLOSED;
+            }
+            default -> {
+                return queued();
+            }
         }
-        if (!nearBudget && q.usedBytes() >= nearBudgetBytes) {
+    }
+
+    private PublisherReads.Taken queued() {
+        if (!nearBudget && queue.usedBytes() >= nearBudgetBytes) {
             nearBudget = true;
             metrics.streamNearBudget();
         }
-        return true;
+        return PublisherReads.Taken.QUEUED;
+    }
+
+    /**
+     * The stream's writer is idle and nothing is queued: the loop's thread writes the chunk itself, if the
+     * router's windows take all of it now (one wake-up per message instead of two; the loop bounds a wait for
+     * the socket). Otherwise the chunk goes to the queue, first, for the writer.
+     */
+    private PublisherReads.Taken writeClaimed(byte[] bytes) {
+        boolean written;
+        try {
+            written = stream.tryWrite(ByteBuffer.wrap(bytes));
+        } catch (TransportException e) {
+            queue.claimWritten(bytes); // dropped with the stream, as a writer's failed chunk is
+            LOG.debug("stream_write_failed").field("stream_id", streamId).cause(e).log();
+            // closing may wait behind other streams' frames: not on the loop
+            Thread.ofVirtual().name("stream-" + streamId + "-write-failed").start(() -> closeAfter(e));
+            return PublisherReads.Taken.CLOSED;
+        }
+        if (!written) {
+            queue.claimReturned(bytes);
+            return queued();
+        }
+        bytesToRouter.addAndGet(bytes.length);
+        metrics.relayed(Direction.UPSTREAM_TO_ROUTER, bytes.length);
+        queue.claimWritten(bytes);
+        return PublisherReads.Taken.WRITTEN;
     }
 
     @Override

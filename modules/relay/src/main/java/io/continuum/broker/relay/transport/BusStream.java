@@ -33,6 +33,19 @@ public interface BusStream {
     void write(ByteBuffer data) throws TransportException;
 
     /**
+     * Writes all of {@code data} now if both windows cover it and no other write of this stream is under way;
+     * otherwise writes nothing. It never waits for the peer's windows; it may wait for the socket (a full TCP
+     * send buffer), which its caller bounds ({@code PublisherReads}: the readiness loop writes through here).
+     *
+     * @param data bytes to send, at most 64 KiB; fully consumed when it returns true, untouched when false
+     * @return whether the bytes were written
+     * @throws StreamResetException    when the stream was reset (by the peer or {@link #cancel()})
+     * @throws ConnectionLostException when the connection died
+     * @throws TransportException      when the request side is already ended
+     */
+    boolean tryWrite(ByteBuffer data) throws TransportException;
+
+    /**
      * Ends the request body (END_STREAM: half-close). Idempotent.
      *
      * @throws TransportException when the stream or connection is gone

@@ -135,44 +135,7 @@ final class Http2BusStream implements BusStream {
                 } finally {
                     lock.unlock();
                 }
-                byte[] bytes;
-                int offset;
-                if (data.hasArray()) {
-                    bytes = data.array();
-                    offset = data.arrayOffset() + data.position();
-                    data.position(data.position() + n);
-                } else { // the publisher reads into a direct buffer: one scratch array per stream, not one per write
-                    if (scratch == null) {
-                        scratch = new byte[WRITE_BATCH];
-                    }
-                    bytes = scratch;
-                    offset = 0;
-                    data.get(bytes, 0, n);
-                }
-                Runnable seam = connection.probe.beforeDataAdded;
-                if (seam != null) {
-                    seam.run();
-                }
-                boolean added;
-                Http2Writer frames = connection.frames();
-                boolean closing;
-                synchronized (frames) {
-                    closing = frames.ended(); // our GOAWAY is out: nothing may follow it
-                    added = !resetSent && !closing;
-                    if (added) {
-                        frames.data(id, false, bytes, offset, n);
-                    }
-                }
-                if (!added) {
-                    lock.lock();
-                    try {
-                        connection.returnSendWindowLocked(n); // the peer never saw these bytes
-                    } finally {
-                        lock.unlock();
-                    }
-                    throw failureOr(closing ? "the connection is closing" : "stream " + id + " was reset");
-                }
-                connection.flush();
+                send(data, n);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -182,6 +145,81 @@ final class Http2BusStream implements BusStream {
         } finally {
             writeLock.unlock();
         }
+    }
+
+    @Override
+    public boolean tryWrite(ByteBuffer data) throws TransportException {
+        if (!writeLock.tryLock()) {
+            return false; // the stream's own writer is under way: the bytes wait behind it
+        }
+        try {
+            int n = data.remaining();
+            if (n == 0) {
+                return true;
+            }
+            lock.lock();
+            try {
+                throwIfNotWritableLocked();
+                if (n > WRITE_BATCH || n > sendWindow || n > connection.sendWindowLocked()) {
+                    return false;
+                }
+                connection.consumeSendWindowLocked(n);
+                sendWindow -= n;
+            } finally {
+                lock.unlock();
+            }
+            send(data, n);
+            return true;
+        } catch (ConnectionLostException e) {
+            throw failureOr(e);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /**
+     * Writer's lock held, {@code n} bytes taken from both windows: adds them as DATA and flushes; bytes that can
+     * no longer be sent go back to the connection's window.
+     */
+    private void send(ByteBuffer data, int n) throws TransportException {
+        byte[] bytes;
+        int offset;
+        if (data.hasArray()) {
+            bytes = data.array();
+            offset = data.arrayOffset() + data.position();
+            data.position(data.position() + n);
+        } else { // the publisher reads into a direct buffer: one scratch array per stream, not one per write
+            if (scratch == null) {
+                scratch = new byte[WRITE_BATCH];
+            }
+            bytes = scratch;
+            offset = 0;
+            data.get(bytes, 0, n);
+        }
+        Runnable seam = connection.probe.beforeDataAdded;
+        if (seam != null) {
+            seam.run();
+        }
+        boolean added;
+        Http2Writer frames = connection.frames();
+        boolean closing;
+        synchronized (frames) {
+            closing = frames.ended(); // our GOAWAY is out: nothing may follow it
+            added = !resetSent && !closing;
+            if (added) {
+                frames.data(id, false, bytes, offset, n);
+            }
+        }
+        if (!added) {
+            lock.lock();
+            try {
+                connection.returnSendWindowLocked(n); // the peer never saw these bytes
+            } finally {
+                lock.unlock();
+            }
+            throw failureOr(closing ? "the connection is closing" : "stream " + id + " was reset");
+        }
+        connection.flush();
     }
 
     @Override

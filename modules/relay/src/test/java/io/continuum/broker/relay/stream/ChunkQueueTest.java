@@ -57,6 +57,65 @@ class ChunkQueueTest {
     }
 
     @Test
+    void aChunkIsClaimedOnlyWhileTheWriterWaitsOnAnEmptyQueue() throws Exception {
+        SessionBudget session = new SessionBudget(SessionBudget.DEFAULT_LIMIT_BYTES);
+        ChunkQueue queue = new ChunkQueue(MIN_STREAM_BUDGET, session);
+        byte[] first = {1};
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(first, true), "no writer waits: queued");
+        ChunkQueue.Batch firstBatch = queue.takeBatch(1_024);
+        assertArrayEquals(first, firstBatch.bytes());
+        queue.written(firstBatch);
+
+        java.util.concurrent.BlockingQueue<byte[]> taken = new java.util.concurrent.LinkedBlockingQueue<>();
+        Thread writer = Thread.ofVirtual().start(() -> {
+            try {
+                for (int i = 0; i < 2; i++) {
+                    ChunkQueue.Batch b = queue.takeBatch(1_024);
+                    taken.add(b.bytes());
+                    queue.written(b);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        io.continuum.broker.testing.await.Poll.await(queue::consumerWaiting, "the writer waits");
+        byte[] claimed = {2};
+        assertEquals(ChunkQueue.Offer.CLAIMED, queue.offerOrClaim(claimed, true));
+        assertEquals(1 + 64, session.usedBytes(), "a claimed chunk is charged like a queued one");
+        byte[] behind = {3};
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(behind, true), "one claim at a time");
+        queue.end();
+        assertNull(taken.poll(50, TimeUnit.MILLISECONDS), "nothing is taken past a claimed chunk, not the end either");
+
+        queue.claimWritten(claimed);
+        assertArrayEquals(behind, taken.poll(5, TimeUnit.SECONDS), "then what queued behind it");
+        writer.join();
+        assertEquals(0, session.usedBytes());
+        assertEquals(0, queue.usedBytes());
+    }
+
+    @Test
+    void aClaimedChunkThatCouldNotBeWrittenGoesFirst() throws Exception {
+        ChunkQueue queue = new ChunkQueue(MIN_STREAM_BUDGET, new SessionBudget(SessionBudget.DEFAULT_LIMIT_BYTES));
+        Thread writer = Thread.ofVirtual().start(() -> {
+            try {
+                queue.take();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        io.continuum.broker.testing.await.Poll.await(queue::consumerWaiting, "the writer waits");
+        byte[] claimed = {1};
+        assertEquals(ChunkQueue.Offer.CLAIMED, queue.offerOrClaim(claimed, true));
+        writer.interrupt();
+        writer.join();
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(new byte[] {2}, true));
+        queue.claimReturned(claimed);
+        assertArrayEquals(new byte[] {1, 2}, queue.takeBatch(1_024).bytes(), "the claimed chunk, then the rest");
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(new byte[] {3}, false), "no claim unless allowed");
+    }
+
+    @Test
     void writtenChunksReturnTheirChargeAndKeepOrder() throws InterruptedException {
         SessionBudget session = new SessionBudget(SessionBudget.DEFAULT_LIMIT_BYTES);
         ChunkQueue queue = new ChunkQueue(MIN_STREAM_BUDGET, session);
