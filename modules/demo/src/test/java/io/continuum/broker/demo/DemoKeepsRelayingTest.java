@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Issue 53: the README's demo, run as a user runs it (its own JVM, {@code Demo.main}, Ctrl-C as SIGINT), relays for
@@ -85,7 +86,17 @@ class DemoKeepsRelayingTest {
         // Ctrl-C: the broker has started, so it drains and the demo exits 0.
         Process kill = new ProcessBuilder("kill", "-INT", Long.toString(demo.pid())).inheritIO().start();
         assertEquals(0, kill.waitFor());
-        assertTrue(demo.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), "the demo exits after the drain");
+        if (!demo.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
+            // what the demo and its broker were doing: their threads' stacks go to the demo's log
+            String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+            for (ProcessHandle p : java.util.stream.Stream.concat(java.util.stream.Stream.of(demo.toHandle()),
+                    demo.descendants()).toList()) {
+                new ProcessBuilder(jcmd, Long.toString(p.pid()), "Thread.print").redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start()
+                        .waitFor(30, TimeUnit.SECONDS);
+            }
+            fail("the demo exits after the drain\n" + String.join("\n", snapshot()) + "\n" + Files.readString(log));
+        }
         String text = String.join("\n", snapshot()) + "\n" + Files.readString(log);
         assertEquals(0, demo.exitValue(), text);
         assertTrue(snapshot().contains("signal received: draining the broker..."), text);

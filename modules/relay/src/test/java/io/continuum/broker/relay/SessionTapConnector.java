@@ -127,8 +127,13 @@ final class SessionTapConnector implements BusConnector {
         }
 
         @Override
-        public boolean tryWrite(ByteBuffer data) {
+        public boolean tryAdd(ByteBuffer data) {
             return false; // every byte goes through write, which the tap decodes
+        }
+
+        @Override
+        public void flush() throws TransportException {
+            delegate.flush();
         }
 
         @Override

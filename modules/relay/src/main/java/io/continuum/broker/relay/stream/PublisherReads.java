@@ -21,16 +21,17 @@ import io.continuum.broker.event.EventLog;
  * never back-pressured by the router). One platform thread, {@code publisher-reads-<session>}, waits in
  * {@link Selector#select} on every open stream's socket, reads each ready one once per round into one buffer, and
  * hands the bytes to the stream's {@link Sink}: its queue, or, when the stream's writer is idle and the router's
- * windows are open, the HTTP/2 stream itself, written on this thread.
+ * windows are open, the HTTP/2 connection itself; what a round added goes out in one socket write at its end (or
+ * every 64 KiB), on this thread.
  *
  * <p>Why the loop writes: a message read here and written by the stream's writer costs two wake-ups (this thread,
  * then the writer's carrier); written here, one, as in a TLS tunnel such as stunnel (docs/benchmarks.md, "One
  * wake-up per message"). A platform thread, because a virtual one in {@code select} is woken through the JDK's
  * poller, a wake-up more.
  *
- * <p>Why that cannot back-pressure the publishers: such a write never waits for the router's windows
- * ({@link io.continuum.broker.relay.transport.BusStream#tryWrite}), but it may wait for the TCP socket when the
- * router reads slower than its windows allow. A watchdog bounds that: when one chunk's hand-over has taken longer
+ * <p>Why that cannot back-pressure the publishers: adding never waits for the router's windows
+ * ({@link io.continuum.broker.relay.transport.BusStream#tryAdd}), but the round's write may wait for the TCP socket
+ * when the router reads slower than its windows allow. A watchdog bounds that: when one chunk's hand-over has taken longer
  * than {@link #STALL}, it gives the loop to a new thread, which reads on and queues every chunk (no write of its
  * own) until the stalled write returns; the stalled thread then leaves without touching the selector.
  *
@@ -57,14 +58,20 @@ public final class PublisherReads implements AutoCloseable {
         int readBytes();
 
         /**
-         * Takes one read's bytes. It may write them to the router itself when {@code mayWrite}, without waiting
-         * for windows (the loop bounds a wait for the socket); otherwise it must not block at all.
+         * Takes one read's bytes. When {@code mayWrite} it may add them to the connection's next write itself,
+         * without waiting for windows; it must not block.
          *
          * @param chunk    bytes read, owned by the sink from now on
          * @param mayWrite whether the sink may write the bytes on this thread (false while an earlier write stalls)
          * @return what the sink did with them
          */
         Taken chunk(byte[] chunk, boolean mayWrite);
+
+        /**
+         * Writes to the router what this round added ({@link Taken#ADDED}), every stream's: any sink of the
+         * session's connection may be asked. It may wait for the socket, which the loop bounds ({@link #STALL}).
+         */
+        void flush();
 
         /**
          * The socket's bytes ended: {@code failure} null at EOF, else the read's error. No call follows.
@@ -76,8 +83,8 @@ public final class PublisherReads implements AutoCloseable {
 
     /** What a {@link Sink} did with a chunk. */
     enum Taken {
-        /** Written to the router on the loop's thread. */
-        WRITTEN,
+        /** Added to the connection's next write on the loop's thread: the loop flushes before it selects again. */
+        ADDED,
         /** Queued for the stream's writer (the loop yields to it before its next round). */
         QUEUED,
         /** Refused: the stream takes no more bytes (closing), so the socket is no longer read. */
@@ -119,6 +126,8 @@ public final class PublisherReads implements AutoCloseable {
     private Thread watchdog;
     /** Whether the watchdog parks until the loop's next hand-over (no traffic: no periodic wake-ups). */
     private volatile boolean watchdogIdle;
+    /** How often the loop moved in this session: the watchdog's alone. */
+    private long moves;
     private volatile boolean closed;
 
     /**
@@ -243,8 +252,11 @@ public final class PublisherReads implements AutoCloseable {
                 if (t.state.get() == Turn.IN_SINK) {
                     if (t.state.compareAndSet(Turn.IN_SINK, Turn.TAKEN)) {
                         stalled = true; // before the next turn reads: it queues every chunk
-                        LOG.info("publisher_reads_moved").field("session_id", sessionId.get())
-                                .field("stalled_ms", STALL.toMillis()).log();
+                        moves++;
+                        if ((moves & (moves - 1)) == 0) { // 1st, 2nd, 4th, 8th...: a router far behind floods no log
+                            LOG.info("publisher_reads_moved").field("session_id", sessionId.get())
+                                    .field("stalled_ms", STALL.toMillis()).field("moves", moves).log();
+                        }
                         synchronized (startLock) {
                             if (!closed) {
                                 startTurn(s);
@@ -277,16 +289,36 @@ public final class PublisherReads implements AutoCloseable {
             while (!closed) {
                 selector.select();
                 boolean queued = false;
+                Sink added = null; // a sink of the connection with bytes added this round, to flush them
+                long unflushed = 0;
                 Iterator<SelectionKey> ready = selector.selectedKeys().iterator();
                 while (ready.hasNext()) {
                     SelectionKey key = ready.next();
                     ready.remove();
-                    Outcome outcome = ready(key, buffer, turn);
-                    if (outcome == Outcome.LEFT) {
-                        stalled = false; // the stalled hand-over returned; the loop is another thread's now
+                    int n = ready(key, buffer, turn);
+                    if (n == LEFT) {
+                        // The loop is another thread's now. What this round added still goes out (the move was
+                        // spurious if this thread was only kept off the CPU), then the new turn may write again.
+                        ((Registration) key.attachment()).sink.flush();
+                        stalled = false;
                         return;
                     }
-                    queued |= outcome == Outcome.QUEUED;
+                    queued |= n == QUEUED;
+                    if (n > 0) {
+                        added = ((Registration) key.attachment()).sink;
+                        unflushed += n;
+                    }
+                    if (added != null && (unflushed >= StreamPumps.READ_CHUNK_BYTES || !ready.hasNext())) {
+                        // one socket write for the round's bytes, or for each 64 KiB of them
+                        beginHandOver(turn);
+                        added.flush();
+                        if (!endHandOver(turn)) {
+                            stalled = false; // the flush that stalled returned; the loop is another thread's now
+                            return;
+                        }
+                        added = null;
+                        unflushed = 0;
+                    }
                 }
                 if (queued) {
                     // Paced against the writers: the streams this round queued bytes for have their writers
@@ -325,10 +357,27 @@ public final class PublisherReads implements AutoCloseable {
         }
     }
 
-    /** What one ready socket's turn did: nothing for a writer, a chunk queued, or the loop left (taken over). */
-    private enum Outcome { DONE, QUEUED, LEFT }
+    // What one ready socket's turn did (ready's result): the bytes added to the connection's next write (> 0),
+    // nothing for a writer, a chunk queued for one, or the loop left (the watchdog took it).
+    private static final int DONE = 0;
+    private static final int QUEUED = -1;
+    private static final int LEFT = -2;
 
-    private Outcome ready(SelectionKey key, ByteBuffer buffer, Turn turn) {
+    /** A hand-over to a sink begins: the watchdog sees it in flight. Only the turn's thread calls it. */
+    private void beginHandOver(Turn turn) {
+        turn.handOvers++;
+        turn.state.set(Turn.IN_SINK);
+        if (watchdogIdle) {
+            LockSupport.unpark(watchdog); // traffic again: the watchdog looks every STALL while it flows
+        }
+    }
+
+    /** @return false when the watchdog gave the loop to another thread meanwhile: this thread must leave it */
+    private static boolean endHandOver(Turn turn) {
+        return turn.state.compareAndSet(Turn.IN_SINK, Turn.RUNNING);
+    }
+
+    private int ready(SelectionKey key, ByteBuffer buffer, Turn turn) {
         Registration r = (Registration) key.attachment();
         try {
             if (key.isWritable()) {
@@ -339,7 +388,7 @@ public final class PublisherReads implements AutoCloseable {
                 }
             }
             if (!key.isReadable()) {
-                return Outcome.DONE;
+                return DONE;
             }
             SocketChannel channel = (SocketChannel) key.channel();
             buffer.clear().limit(r.sink.readBytes());
@@ -349,25 +398,21 @@ public final class PublisherReads implements AutoCloseable {
             } catch (IOException e) {
                 key.interestOpsAnd(~SelectionKey.OP_READ);
                 r.sink.ended(e);
-                return Outcome.DONE;
+                return DONE;
             }
             if (n < 0) {
                 // EOF: no more reads, but the key stays while the socket is open, for the downstream writer
                 key.interestOpsAnd(~SelectionKey.OP_READ);
                 r.sink.ended(null);
-                return Outcome.DONE;
+                return DONE;
             }
             if (n == 0) {
-                return Outcome.DONE;
+                return DONE;
             }
             byte[] chunk = new byte[n];
             buffer.flip().get(chunk);
             boolean mayWrite = !stalled;
-            turn.handOvers++; // the loop's thread alone writes it
-            turn.state.set(Turn.IN_SINK);
-            if (watchdogIdle) {
-                LockSupport.unpark(watchdog); // traffic again: the watchdog looks every STALL while it flows
-            }
+            beginHandOver(turn);
             Taken taken;
             RuntimeException failure = null;
             try {
@@ -376,8 +421,8 @@ public final class PublisherReads implements AutoCloseable {
                 taken = Taken.CLOSED;
                 failure = e;
             }
-            if (!turn.state.compareAndSet(Turn.IN_SINK, Turn.RUNNING)) {
-                return Outcome.LEFT; // the watchdog gave the loop to another thread meanwhile
+            if (!endHandOver(turn)) {
+                return LEFT; // the watchdog gave the loop to another thread meanwhile
             }
             if (failure != null) {
                 throw failure;
@@ -385,7 +430,11 @@ public final class PublisherReads implements AutoCloseable {
             if (taken == Taken.CLOSED) {
                 key.interestOpsAnd(~SelectionKey.OP_READ);
             }
-            return taken == Taken.QUEUED ? Outcome.QUEUED : Outcome.DONE;
+            return switch (taken) {
+                case ADDED -> n;
+                case QUEUED -> QUEUED;
+                case CLOSED -> DONE;
+            };
         } catch (CancelledKeyException e) {
             // the stream closed its socket meanwhile
         } catch (RuntimeException e) {
@@ -398,6 +447,6 @@ public final class PublisherReads implements AutoCloseable {
                 // closed meanwhile
             }
         }
-        return Outcome.DONE;
+        return DONE;
     }
 }

@@ -203,29 +203,43 @@ final class StreamPumps implements PublisherReads.Sink {
     }
 
     /**
-     * The stream's writer is idle and nothing is queued: the loop's thread writes the chunk itself, if the
-     * router's windows take all of it now (one wake-up per message instead of two; the loop bounds a wait for
-     * the socket). Otherwise the chunk goes to the queue, first, for the writer.
+     * The stream's writer is idle and nothing is queued: the loop's thread adds the chunk to the connection's next
+     * write itself, if the router's windows take all of it now (one wake-up per message instead of two), and
+     * flushes at the end of its round ({@link #flush}: one socket write for every stream it served). Otherwise the
+     * chunk goes to the queue, first, for the writer.
      */
     private PublisherReads.Taken writeClaimed(byte[] bytes) {
-        boolean written;
+        boolean added;
         try {
-            written = stream.tryWrite(ByteBuffer.wrap(bytes));
+            added = stream.tryAdd(ByteBuffer.wrap(bytes));
         } catch (TransportException e) {
             queue.claimWritten(bytes); // dropped with the stream, as a writer's failed chunk is
-            LOG.debug("stream_write_failed").field("stream_id", streamId).cause(e).log();
-            // closing may wait behind other streams' frames: not on the loop
-            Thread.ofVirtual().name("stream-" + streamId + "-write-failed").start(() -> closeAfter(e));
+            writeFailed(e);
             return PublisherReads.Taken.CLOSED;
         }
-        if (!written) {
+        if (!added) {
             queue.claimReturned(bytes);
             return queued();
         }
         bytesToRouter.addAndGet(bytes.length);
         metrics.relayed(Direction.UPSTREAM_TO_ROUTER, bytes.length);
         queue.claimWritten(bytes);
-        return PublisherReads.Taken.WRITTEN;
+        return PublisherReads.Taken.ADDED;
+    }
+
+    @Override
+    public void flush() {
+        try {
+            stream.flush();
+        } catch (TransportException e) {
+            writeFailed(e); // the connection is lost: every stream learns it, this one here
+        }
+    }
+
+    private void writeFailed(TransportException e) {
+        LOG.debug("stream_write_failed").field("stream_id", streamId).cause(e).log();
+        // closing may wait behind other streams' frames: not on the loop
+        Thread.ofVirtual().name("stream-" + streamId + "-write-failed").start(() -> closeAfter(e));
     }
 
     @Override

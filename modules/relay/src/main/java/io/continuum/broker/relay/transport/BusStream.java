@@ -33,17 +33,26 @@ public interface BusStream {
     void write(ByteBuffer data) throws TransportException;
 
     /**
-     * Writes all of {@code data} now if both windows cover it and no other write of this stream is under way;
-     * otherwise writes nothing. It never waits for the peer's windows; it may wait for the socket (a full TCP
-     * send buffer), which its caller bounds ({@code PublisherReads}: the readiness loop writes through here).
+     * Adds all of {@code data} as DATA for the connection's next socket write if both windows cover it now and no
+     * other write of this stream is under way; otherwise adds nothing. It never waits for the peer's windows and
+     * never touches the socket: the bytes go out at the next {@link #flush} (this stream's or any other's), so a
+     * caller that adds for several streams writes them all with one system call.
      *
      * @param data bytes to send, at most 64 KiB; fully consumed when it returns true, untouched when false
-     * @return whether the bytes were written
+     * @return whether the bytes were added
      * @throws StreamResetException    when the stream was reset (by the peer or {@link #cancel()})
      * @throws ConnectionLostException when the connection died
      * @throws TransportException      when the request side is already ended
      */
-    boolean tryWrite(ByteBuffer data) throws TransportException;
+    boolean tryAdd(ByteBuffer data) throws TransportException;
+
+    /**
+     * Writes to the socket everything added to the connection so far, every stream's. It may wait for the socket
+     * (a full TCP send buffer), never for a window.
+     *
+     * @throws ConnectionLostException when the write failed (the connection is lost)
+     */
+    void flush() throws TransportException;
 
     /**
      * Ends the request body (END_STREAM: half-close). Idempotent.

@@ -135,7 +135,8 @@ final class Http2BusStream implements BusStream {
                 } finally {
                     lock.unlock();
                 }
-                send(data, n);
+                add(data, n);
+                connection.flush();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -148,7 +149,7 @@ final class Http2BusStream implements BusStream {
     }
 
     @Override
-    public boolean tryWrite(ByteBuffer data) throws TransportException {
+    public boolean tryAdd(ByteBuffer data) throws TransportException {
         if (!writeLock.tryLock()) {
             return false; // the stream's own writer is under way: the bytes wait behind it
         }
@@ -168,20 +169,27 @@ final class Http2BusStream implements BusStream {
             } finally {
                 lock.unlock();
             }
-            send(data, n);
+            add(data, n);
             return true;
-        } catch (ConnectionLostException e) {
-            throw failureOr(e);
         } finally {
             writeLock.unlock();
         }
     }
 
+    @Override
+    public void flush() throws TransportException {
+        try {
+            connection.flush();
+        } catch (ConnectionLostException e) {
+            throw failureOr(e);
+        }
+    }
+
     /**
-     * Writer's lock held, {@code n} bytes taken from both windows: adds them as DATA and flushes; bytes that can
-     * no longer be sent go back to the connection's window.
+     * Writer's lock held, {@code n} bytes taken from both windows: adds them as DATA for the next flush; bytes that
+     * can no longer be sent go back to the connection's window.
      */
-    private void send(ByteBuffer data, int n) throws TransportException {
+    private void add(ByteBuffer data, int n) throws TransportException {
         byte[] bytes;
         int offset;
         if (data.hasArray()) {
@@ -219,7 +227,6 @@ final class Http2BusStream implements BusStream {
             }
             throw failureOr(closing ? "the connection is closing" : "stream " + id + " was reset");
         }
-        connection.flush();
     }
 
     @Override
