@@ -3,6 +3,7 @@ package io.continuum.broker.relay;
 import static io.continuum.broker.relay.BrokerHarness.NAMESPACE;
 import static io.continuum.broker.relay.BrokerHarness.WAIT;
 import static io.continuum.broker.testing.await.Poll.await;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -71,6 +72,7 @@ class LoopWriteStallTest {
                 // read: written out before the socket filled, or queued (charged to its budget) behind it
                 await(() -> bytesRead(raw, 3) >= OTHER_BYTES,
                         "the other publisher is read while a write waits for the socket");
+                assertTrue(stream(raw, 3) != null, "within its budget, the other stream stays open");
                 flooding.close();
                 other.close();
                 flood.join();

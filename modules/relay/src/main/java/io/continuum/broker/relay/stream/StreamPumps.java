@@ -163,8 +163,8 @@ final class StreamPumps implements PublisherReads.Sink {
 
     // ---------------------------------------------------------------- publisher to router, part 1: the reader
     // Called by the session's readiness loop, which reads the socket continuously, never back-pressured (R-BUF 4).
-    // Nothing here waits for the router: a write here takes no window it lacks, the loop bounds a wait for the
-    // socket (PublisherReads.STALL), and the one close it can cause runs on a thread of its own.
+    // Nothing here waits: an add takes no window it lacks and never touches the socket (the loop's flush may wait
+    // for it, bounded by PublisherReads.STALL), and the one close it can cause runs on a thread of its own.
 
     @Override
     public int readBytes() {
