@@ -13,7 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bin/env.sh
-other=$(readlink -f "${1:?usage: bench/ab.sh OTHER_RELAY_JAR [runs] [--quick]}")
+# OTHER_RELAY_JAR may be several jars, colon-separated (the relay's and the h2 codec's, when a change spans both)
+other=""
+IFS=: read -ra other_jars <<< "${1:?usage: bench/ab.sh OTHER_RELAY_JAR[:MORE_JARS] [runs] [--quick]}"
+for jar in "${other_jars[@]}"; do other="${other:+$other:}$(readlink -f "$jar")"; done
 shift
 deps=$(nice -n 15 bench/build-classpath.sh)
 snap=$(mktemp -d /tmp/ceb-ab-XXXXXX)

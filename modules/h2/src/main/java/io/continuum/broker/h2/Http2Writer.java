@@ -1,6 +1,5 @@
 package io.continuum.broker.h2;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -25,9 +24,9 @@ public final class Http2Writer {
     private final byte[] frameHeader = new byte[9];
     private final OutputStream out;
     /** Frames gathered since the last flush took them; guarded by this object's monitor. */
-    private ByteArrayOutputStream pending = new ByteArrayOutputStream(16 * 1024);
+    private FrameBatch pending = new FrameBatch(16 * 1024);
     /** The buffer the flush in progress writes out; only the flushLock's holder touches it. */
-    private ByteArrayOutputStream spare = new ByteArrayOutputStream(16 * 1024);
+    private FrameBatch spare = new FrameBatch(16 * 1024);
     private final ReentrantLock flushLock = new ReentrantLock();
     private final HpackEncoder hpack = new HpackEncoder();
     private int peerMaxFrameSize = Http2Reader.DEFAULT_MAX_FRAME_SIZE;
@@ -41,7 +40,7 @@ public final class Http2Writer {
 
     /** The client connection preface (RFC 9113 section 3.4), before the client's first SETTINGS. */
     public synchronized void clientPreface() {
-        pending.writeBytes(Http2Reader.CLIENT_PREFACE);
+        pending.write(Http2Reader.CLIENT_PREFACE, 0, Http2Reader.CLIENT_PREFACE.length);
     }
 
     /**
@@ -133,6 +132,27 @@ public final class Http2Writer {
         } while (off < end);
     }
 
+    /**
+     * Data from a buffer, as {@link #data(int, boolean, byte[], int, int)} writes it from an array: {@code length}
+     * bytes from the buffer's position on, copied straight into the next write (a direct buffer needs no array of
+     * its own first); the position moves past them.
+     */
+    public synchronized void data(int streamId, boolean endStream, ByteBuffer bytes, int length) {
+        if (length < 0 || length > bytes.remaining()) {
+            throw new IndexOutOfBoundsException("length " + length + " of " + bytes.remaining() + " remaining");
+        }
+        int remaining = length;
+        do {
+            int n = Math.min(peerMaxFrameSize, remaining);
+            remaining -= n;
+            if (header(Http2.TYPE_DATA, endStream && remaining == 0 ? Http2.FLAG_END_STREAM : 0, streamId, n)) {
+                pending.write(bytes, n);
+            } else {
+                bytes.position(bytes.position() + n);
+            }
+        } while (remaining > 0);
+    }
+
     /** Any frame, exactly as given: no checks, no splitting (test peers sending what a broken peer sends). */
     public synchronized void frame(int type, int flags, int streamId, byte[] payload) {
         put(type, flags, streamId, payload, 0, payload.length);
@@ -149,7 +169,7 @@ public final class Http2Writer {
         }
         flushLock.lock();
         try {
-            ByteArrayOutputStream batch;
+            FrameBatch batch;
             synchronized (this) {
                 if (pending.size() == 0) {
                     return; // an earlier flush took this caller's frames
@@ -170,11 +190,16 @@ public final class Http2Writer {
     }
 
     private void put(int type, int flags, int streamId, byte[] payload, int offset, int length) {
-        if (ended) {
-            return;
+        if (header(type, flags, streamId, length)) {
+            pending.write(payload, offset, length);
         }
-        // one write for the header: each of ByteArrayOutputStream's writes takes its lock (a PING or a one-byte
-        // DATA frame is mostly header)
+    }
+
+    /** A frame's header, unless {@link #lastGoAway} ended this writer: @return whether its payload may follow */
+    private boolean header(int type, int flags, int streamId, int length) {
+        if (ended) {
+            return false;
+        }
         byte[] h = frameHeader;
         h[0] = (byte) (length >>> 16);
         h[1] = (byte) (length >>> 8);
@@ -186,6 +211,6 @@ public final class Http2Writer {
         h[7] = (byte) (streamId >>> 8);
         h[8] = (byte) streamId;
         pending.write(h, 0, 9);
-        pending.write(payload, offset, length);
+        return true;
     }
 }

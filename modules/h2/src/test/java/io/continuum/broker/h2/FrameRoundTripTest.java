@@ -95,6 +95,24 @@ class FrameRoundTripTest {
     }
 
     @Test
+    void dataFromADirectBufferIsSplitLikeAnArraysAndMovesItsPositionPastWhatWasWritten() throws Exception {
+        java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(40_010);
+        for (int i = 0; i < 40_010; i++) {
+            direct.put((byte) (i < 40_000 ? 'x' : 'y'));
+        }
+        direct.flip();
+        writer.data(5, true, direct, 40_000);
+        assertEquals(40_000, direct.position(), "the bytes after the length stay for the caller");
+        writer.flush();
+        assertEquals(List.of(0x0, 0x0, 0x0), frameTypes(wire.toByteArray()));
+        readAll();
+        assertEquals("DATA 5 END_STREAM " + "x".repeat(40_000 - 2 * 16_384) + " (" + (40_000 - 2 * 16_384) + ")",
+                seen.frames.get(2));
+        assertThrows(IndexOutOfBoundsException.class, () -> writer.data(5, false, direct, 11),
+                "no more than remains");
+    }
+
+    @Test
     void theEncoderFollowsThePeersHeaderTableSizeAndSaysSo() throws Exception {
         List<HeaderField> fields = List.of(new HeaderField(":status", "200"),
                 new HeaderField("x-repeated", "a value the dynamic table would index"));

@@ -1,5 +1,6 @@
 package io.continuum.broker.relay.stream;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -71,19 +72,27 @@ public final class ChunkQueue {
      *         was charged) or the queue is closed
      */
     public boolean offer(byte[] chunk) {
-        return offerOrClaim(chunk, false) == Offer.QUEUED;
+        return add(null, chunk, false) == Offer.QUEUED;
     }
 
     /**
-     * Offers a chunk, or, when {@code claim} allows and the consumer waits on an empty queue, claims it for the
-     * caller to write at once (charged like a queued chunk until then); never blocks.
+     * Offers a read's bytes, or, when {@code claim} allows and the consumer waits on an empty queue, claims them for
+     * the caller to write at once (charged like a queued chunk until then); never blocks. Queued bytes are copied
+     * into a chunk of their exact length; claimed ones are not copied at all (the caller writes them from its own
+     * buffer).
      *
-     * @param chunk bytes read from the publisher (owned by the queue, or by the caller when claimed)
-     * @param claim whether the caller may write the chunk itself
-     * @return what was done with it
+     * @param bytes what was read, from position to limit: consumed when queued, untouched otherwise
+     * @param claim whether the caller may write the bytes itself
+     * @return what was done with them
      */
-    public Offer offerOrClaim(byte[] chunk, boolean claim) {
-        long charge = charge(chunk);
+    public Offer offerOrClaim(ByteBuffer bytes, boolean claim) {
+        return add(bytes, null, claim);
+    }
+
+    /** Either a read's bytes (copied if queued) or a chunk that is the queue's from now on. */
+    private Offer add(ByteBuffer bytes, byte[] chunk, boolean claim) {
+        int length = chunk != null ? chunk.length : bytes.remaining();
+        long charge = charge(length);
         lock.lock();
         try {
             if (closed || ended) {
@@ -98,10 +107,10 @@ public final class ChunkQueue {
             streamUsed += charge;
             peakUsed = Math.max(peakUsed, streamUsed);
             if (claim && consumerWaiting && !claimed && chunks.isEmpty()) {
-                claimed = true; // the consumer stays parked: no hand-off for this chunk
+                claimed = true; // the consumer stays parked: no hand-off for these bytes
                 return Offer.CLAIMED;
             }
-            chunks.addLast(chunk);
+            chunks.addLast(chunk != null ? chunk : copy(bytes));
             notEmpty.signal();
             return Offer.QUEUED;
         } finally {
@@ -110,45 +119,52 @@ public final class ChunkQueue {
     }
 
     /**
-     * The claimed chunk was handed to the HTTP/2 stream (or dropped with the stream): its charge is returned, and
+     * The claimed bytes were handed to the HTTP/2 stream (or dropped with the stream): their charge is returned, and
      * the consumer takes what was queued meanwhile.
      *
-     * @param chunk the chunk {@link #offerOrClaim} claimed
+     * @param length how many bytes {@link #offerOrClaim} claimed
      */
-    public void claimWritten(byte[] chunk) {
+    public void claimWritten(int length) {
         lock.lock();
         try {
             claimed = false;
-            streamUsed -= charge(chunk);
+            streamUsed -= charge(length);
             if (!chunks.isEmpty() || ended || closed) {
                 notEmpty.signal(); // only then: a consumer woken to find nothing would cost the hand-off saved
             }
         } finally {
             lock.unlock();
         }
-        session.release(charge(chunk));
+        session.release(charge(length));
     }
 
     /**
-     * The claimed chunk could not be written at once: it goes first in the queue, still charged, for the
+     * The claimed bytes could not be written at once: copied, they go first in the queue, still charged, for the
      * consumer.
      *
-     * @param chunk the chunk {@link #offerOrClaim} claimed
+     * @param bytes the bytes {@link #offerOrClaim} claimed, from position to limit (consumed)
      */
-    public void claimReturned(byte[] chunk) {
+    public void claimReturned(ByteBuffer bytes) {
         lock.lock();
         try {
             claimed = false;
             if (closed) {
-                streamUsed -= charge(chunk); // close() discarded the rest; this one goes the same way
-                session.release(charge(chunk));
+                long charge = charge(bytes.remaining());
+                streamUsed -= charge; // close() discarded the rest; these go the same way
+                session.release(charge);
                 return;
             }
-            chunks.addFirst(chunk);
+            chunks.addFirst(copy(bytes));
             notEmpty.signal();
         } finally {
             lock.unlock();
         }
+    }
+
+    private static byte[] copy(ByteBuffer bytes) {
+        byte[] chunk = new byte[bytes.remaining()];
+        bytes.get(chunk);
+        return chunk;
     }
 
     /** @return whether the consumer waits for a chunk (tests: a claim is possible only then) */
@@ -162,7 +178,11 @@ public final class ChunkQueue {
     }
 
     private static long charge(byte[] chunk) {
-        return (long) chunk.length + CHUNK_OVERHEAD_BYTES;
+        return charge(chunk.length);
+    }
+
+    private static long charge(int length) {
+        return (long) length + CHUNK_OVERHEAD_BYTES;
     }
 
     /**

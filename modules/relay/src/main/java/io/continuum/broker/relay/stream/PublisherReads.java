@@ -61,11 +61,13 @@ public final class PublisherReads implements AutoCloseable {
          * Takes one read's bytes. When {@code mayWrite} it may add them to the connection's next write itself,
          * without waiting for windows; it must not block.
          *
-         * @param chunk    bytes read, owned by the sink from now on
+         * @param bytes    what was read, from position to limit, in the loop's buffer: valid only during the call,
+         *                 so the sink copies what it keeps (a chunk it adds to the next write is copied there, and
+         *                 only a queued one into an array of its own)
          * @param mayWrite whether the sink may write the bytes on this thread (false while an earlier write stalls)
          * @return what the sink did with them
          */
-        Taken chunk(byte[] chunk, boolean mayWrite);
+        Taken chunk(ByteBuffer bytes, boolean mayWrite);
 
         /**
          * Writes to the router what this round added ({@link Taken#ADDED}), every stream's: any sink of the
@@ -282,8 +284,10 @@ public final class PublisherReads implements AutoCloseable {
     }
 
     private void run(Selector selector, Turn turn) {
-        // One buffer for every socket: each read is copied into a chunk of exactly its length, so a stream holds
-        // no read buffer of its own (an idle stream costs nothing here).
+        // One buffer for every socket, so a stream holds no read buffer of its own (an idle stream costs nothing
+        // here): a read the sink adds to the connection's next write is copied there from this buffer, and only one
+        // it queues into an array of exactly its length. Each turn has its own: a thread the watchdog left behind
+        // may still be handing over from the old one.
         ByteBuffer buffer = ByteBuffer.allocateDirect(StreamPumps.READ_CHUNK_BYTES);
         try {
             while (!closed) {
@@ -409,14 +413,13 @@ public final class PublisherReads implements AutoCloseable {
             if (n == 0) {
                 return DONE;
             }
-            byte[] chunk = new byte[n];
-            buffer.flip().get(chunk);
+            buffer.flip();
             boolean mayWrite = !stalled;
             beginHandOver(turn);
             Taken taken;
             RuntimeException failure = null;
             try {
-                taken = r.sink.chunk(chunk, mayWrite);
+                taken = r.sink.chunk(buffer, mayWrite);
             } catch (RuntimeException e) {
                 taken = Taken.CLOSED;
                 failure = e;

@@ -172,11 +172,12 @@ final class StreamPumps implements PublisherReads.Sink {
     }
 
     @Override
-    public PublisherReads.Taken chunk(byte[] bytes, boolean mayWrite) {
+    public PublisherReads.Taken chunk(ByteBuffer bytes, boolean mayWrite) {
         ChunkQueue q = queue;
+        int length = bytes.remaining();
         switch (q.offerOrClaim(bytes, mayWrite)) {
             case CLAIMED -> {
-                return writeClaimed(bytes);
+                return writeClaimed(bytes, length);
             }
             case REFUSED -> {
                 // A queue ended by a failed write toward the publisher refuses offers too: that is the socket
@@ -208,12 +209,12 @@ final class StreamPumps implements PublisherReads.Sink {
      * flushes at the end of its round ({@link #flush}: one socket write for every stream it served). Otherwise the
      * chunk goes to the queue, first, for the writer.
      */
-    private PublisherReads.Taken writeClaimed(byte[] bytes) {
+    private PublisherReads.Taken writeClaimed(ByteBuffer bytes, int length) {
         boolean added;
         try {
-            added = stream.tryAdd(ByteBuffer.wrap(bytes));
+            added = stream.tryAdd(bytes);
         } catch (TransportException e) {
-            queue.claimWritten(bytes); // dropped with the stream, as a writer's failed chunk is
+            queue.claimWritten(length); // dropped with the stream, as a writer's failed chunk is
             writeFailed(e);
             return PublisherReads.Taken.CLOSED;
         }
@@ -221,9 +222,9 @@ final class StreamPumps implements PublisherReads.Sink {
             queue.claimReturned(bytes);
             return queued();
         }
-        bytesToRouter.addAndGet(bytes.length);
-        metrics.relayed(Direction.UPSTREAM_TO_ROUTER, bytes.length);
-        queue.claimWritten(bytes);
+        bytesToRouter.addAndGet(length);
+        metrics.relayed(Direction.UPSTREAM_TO_ROUTER, length);
+        queue.claimWritten(length);
         return PublisherReads.Taken.ADDED;
     }
 

@@ -43,8 +43,6 @@ final class Http2BusStream implements BusStream {
     private final ReentrantLock writeLock = new ReentrantLock();
     private final ReentrantLock readLock = new ReentrantLock();
     private final long slotGrantedNanos;
-    /** Guarded by writeLock: a direct buffer's bytes on their way into the writer, which copies them. */
-    private byte[] scratch;
 
     // guarded by lock
     private StreamState state = StreamState.OPEN;
@@ -190,20 +188,6 @@ final class Http2BusStream implements BusStream {
      * can no longer be sent go back to the connection's window.
      */
     private void add(ByteBuffer data, int n) throws TransportException {
-        byte[] bytes;
-        int offset;
-        if (data.hasArray()) {
-            bytes = data.array();
-            offset = data.arrayOffset() + data.position();
-            data.position(data.position() + n);
-        } else { // the publisher reads into a direct buffer: one scratch array per stream, not one per write
-            if (scratch == null) {
-                scratch = new byte[WRITE_BATCH];
-            }
-            bytes = scratch;
-            offset = 0;
-            data.get(bytes, 0, n);
-        }
         Runnable seam = connection.probe.beforeDataAdded;
         if (seam != null) {
             seam.run();
@@ -215,7 +199,7 @@ final class Http2BusStream implements BusStream {
             closing = frames.ended(); // our GOAWAY is out: nothing may follow it
             added = !resetSent && !closing;
             if (added) {
-                frames.data(id, false, bytes, offset, n);
+                frames.data(id, false, data, n); // copied into the next write, from a direct buffer too
             }
         }
         if (!added) {

@@ -1,5 +1,6 @@
 package io.continuum.broker.relay.stream;
 
+import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -61,7 +62,7 @@ class ChunkQueueTest {
         SessionBudget session = new SessionBudget(SessionBudget.DEFAULT_LIMIT_BYTES);
         ChunkQueue queue = new ChunkQueue(MIN_STREAM_BUDGET, session);
         byte[] first = {1};
-        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(first, true), "no writer waits: queued");
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(ByteBuffer.wrap(first), true), "no writer waits: queued");
         ChunkQueue.Batch firstBatch = queue.takeBatch(1_024);
         assertArrayEquals(first, firstBatch.bytes());
         queue.written(firstBatch);
@@ -79,19 +80,33 @@ class ChunkQueueTest {
             }
         });
         io.continuum.broker.testing.await.Poll.await(queue::consumerWaiting, "the writer waits");
-        byte[] claimed = {2};
+        ByteBuffer claimed = ByteBuffer.wrap(new byte[] {2});
         assertEquals(ChunkQueue.Offer.CLAIMED, queue.offerOrClaim(claimed, true));
+        assertEquals(1, claimed.remaining(), "claimed bytes are not copied: the caller writes them");
         assertEquals(1 + 64, session.usedBytes(), "a claimed chunk is charged like a queued one");
         byte[] behind = {3};
-        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(behind, true), "one claim at a time");
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(ByteBuffer.wrap(behind), true), "one claim at a time");
         queue.end();
         assertNull(taken.poll(50, TimeUnit.MILLISECONDS), "nothing is taken past a claimed chunk, not the end either");
 
-        queue.claimWritten(claimed);
+        queue.claimWritten(1);
         assertArrayEquals(behind, taken.poll(5, TimeUnit.SECONDS), "then what queued behind it");
         writer.join();
         assertEquals(0, session.usedBytes());
         assertEquals(0, queue.usedBytes());
+    }
+
+    @Test
+    void aQueuedReadIsCopiedSoTheReadersBufferCanTakeTheNextRead() throws Exception {
+        ChunkQueue queue = new ChunkQueue(MIN_STREAM_BUDGET, new SessionBudget(SessionBudget.DEFAULT_LIMIT_BYTES));
+        ByteBuffer readBuffer = ByteBuffer.allocateDirect(8);
+        readBuffer.put(new byte[] {1, 2, 3}).flip();
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(readBuffer, true));
+        assertEquals(0, readBuffer.remaining(), "consumed");
+        readBuffer.clear().put(new byte[] {9, 9, 9}).flip(); // the next read, into the same buffer
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(readBuffer, false));
+        assertArrayEquals(new byte[] {1, 2, 3, 9, 9, 9}, queue.takeBatch(1_024).bytes());
+        assertEquals(2 * (3 + 64), queue.usedBytes(), "charged by length until written");
     }
 
     @Test
@@ -105,14 +120,14 @@ class ChunkQueueTest {
             }
         });
         io.continuum.broker.testing.await.Poll.await(queue::consumerWaiting, "the writer waits");
-        byte[] claimed = {1};
+        ByteBuffer claimed = ByteBuffer.wrap(new byte[] {1});
         assertEquals(ChunkQueue.Offer.CLAIMED, queue.offerOrClaim(claimed, true));
         writer.interrupt();
         writer.join();
-        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(new byte[] {2}, true));
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(ByteBuffer.wrap(new byte[] {2}), true));
         queue.claimReturned(claimed);
         assertArrayEquals(new byte[] {1, 2}, queue.takeBatch(1_024).bytes(), "the claimed chunk, then the rest");
-        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(new byte[] {3}, false), "no claim unless allowed");
+        assertEquals(ChunkQueue.Offer.QUEUED, queue.offerOrClaim(ByteBuffer.wrap(new byte[] {3}), false), "no claim unless allowed");
     }
 
     @Test
