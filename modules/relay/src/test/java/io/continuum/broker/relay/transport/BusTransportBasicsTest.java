@@ -64,6 +64,10 @@ class BusTransportBasicsTest {
                 for (int off = 0; off < size; off += 10_000) {
                     routed.write(pattern(off, 10_000, 9));
                 }
+                // the router ends its side only once it has read the whole request (as in ConnectionDeathTest):
+                // Helidon 4.5.0's server marks a stream closed when both sides ended and then refuses the read of
+                // the last DATA frame it still holds ("Stream is closed"), a race of the test router's own
+                routerRead.join();
                 routed.end();
             });
             for (int off = 0; off < size; off += 25_000) {
