@@ -123,19 +123,13 @@ public final class Http2Writer {
 
     /** Data as DATA frames of at most the peer's maximum frame size; END_STREAM on the last (an empty one if none). */
     public synchronized void data(int streamId, boolean endStream, byte[] bytes, int offset, int length) {
-        int off = offset;
-        int end = offset + length;
-        do {
-            int n = Math.min(peerMaxFrameSize, end - off);
-            put(Http2.TYPE_DATA, endStream && off + n == end ? Http2.FLAG_END_STREAM : 0, streamId, bytes, off, n);
-            off += n;
-        } while (off < end);
+        data(streamId, endStream, ByteBuffer.wrap(bytes, offset, length), length);
     }
 
     /**
-     * Data from a buffer, as {@link #data(int, boolean, byte[], int, int)} writes it from an array: {@code length}
-     * bytes from the buffer's position on, copied straight into the next write (a direct buffer needs no array of
-     * its own first); the position moves past them.
+     * Data from a buffer, split as {@link #data(int, boolean, byte[], int, int)} says: {@code length} bytes from the
+     * buffer's position on, copied straight into the next write (a direct buffer needs no array of its own first);
+     * the position moves past them.
      */
     public synchronized void data(int streamId, boolean endStream, ByteBuffer bytes, int length) {
         if (length < 0 || length > bytes.remaining()) {
